@@ -1,0 +1,100 @@
+"""LEval Studio: a local web app for evaluating long-context LLM answers."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from flask import Flask
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+
+from .config import REPO_ROOT, build_config, instance_path_from_env
+from .extensions import csrf, db, login_manager, migrate
+
+__version__ = "0.1.0"
+
+
+def create_app(config: dict | None = None) -> Flask:
+    """Build the Flask app; `config` overrides defaults (tests pass INSTANCE_PATH here)."""
+    config = dict(config or {})
+    instance = Path(config.pop("INSTANCE_PATH", None) or instance_path_from_env()).resolve()
+    instance.mkdir(parents=True, exist_ok=True)
+    app = Flask(
+        __name__,
+        instance_path=str(instance),
+        template_folder=str(REPO_ROOT / "templates"),
+        static_folder=str(REPO_ROOT / "static"),
+    )
+    app.config.update(build_config(instance, config))
+    Path(app.config["UPLOAD_FOLDER"]).mkdir(parents=True, exist_ok=True)
+
+    db.init_app(app)
+    migrate.init_app(app, db, directory=str(REPO_ROOT / "migrations"), render_as_batch=True)
+    csrf.init_app(app)
+    login_manager.init_app(app)
+    login_manager.login_view = "auth.login"
+    login_manager.login_message = "Please sign in to continue."
+
+    from . import models  # noqa: F401  (registers tables on the metadata)
+    from .auth import bp as auth_bp
+    from .core import bp as core_bp
+
+    from .security import init_security
+
+    init_security(app)
+    app.register_blueprint(core_bp)
+    app.register_blueprint(auth_bp)
+    _register_optional_blueprints(app)
+
+    from .cli import register_cli
+
+    register_cli(app)
+    _register_template_helpers(app)
+    return app
+
+
+NAV_ITEMS = (
+    ("annotate.resume", "Annotate", False),
+    ("predictions.index", "Predictions", True),
+    ("jobs.index", "Jobs", True),
+    ("results.leaderboard", "Leaderboard", True),
+    ("results.human", "Results", True),
+)
+
+
+def _register_template_helpers(app: Flask) -> None:
+    endpoints_cache: set[str] = set()
+
+    def has_endpoint(name: str) -> bool:
+        if not endpoints_cache:
+            endpoints_cache.update(rule.endpoint for rule in app.url_map.iter_rules())
+        return name in endpoints_cache
+
+    app.jinja_env.globals.update(app_version=__version__, has_endpoint=has_endpoint, nav_items=NAV_ITEMS)
+
+
+def _register_optional_blueprints(app: Flask) -> None:
+    """Register area blueprints; each package exposes `bp`."""
+    import importlib
+
+    for area in ("annotate", "predictions", "jobs", "results", "admin"):
+        try:
+            module = importlib.import_module(f"{__name__}.{area}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"{__name__}.{area}":
+                continue
+            raise
+        app.register_blueprint(module.bp)
+
+
+@event.listens_for(Engine, "connect")
+def _sqlite_pragmas(dbapi_connection, connection_record) -> None:
+    """Turn on WAL, foreign keys and a busy timeout for every SQLite connection."""
+    module = type(dbapi_connection).__module__
+    if "sqlite" not in module:
+        return
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=15000")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()

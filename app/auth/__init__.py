@@ -1,0 +1,6 @@
+"""Sign-in and sign-out."""
+from flask import Blueprint
+
+bp = Blueprint("auth", __name__)
+
+from . import views  # noqa: E402,F401

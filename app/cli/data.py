@@ -1,0 +1,127 @@
+"""Data commands: import-leval, load-demo, summary."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from flask import current_app
+from flask.cli import with_appcontext
+
+from ..services import demo, summary
+from ..services.download import DownloadError, download_human_eval
+from ..services.importers import ImportFailure, ImportReport, import_path
+from ..services.importers.runner import find_files
+from .common import upgrade_database
+
+PROGRESS_MIN_BYTES = 4 * 1024 * 1024
+
+
+@click.command("import-leval")
+@with_appcontext
+@click.argument("path", required=False, type=click.Path(path_type=Path))
+@click.option("--download", is_flag=True, help="Fetch L-Eval's human-eval folder first (LEVAL_DOWNLOAD_BASE).")
+@click.option("--allow-unmatched", is_flag=True, help="Exit 0 even if human-eval rows match no question.")
+@click.option("--replace", is_flag=True, help="Overwrite stored predictions that differ from the file.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def import_leval(path: Path | None, download: bool, allow_unmatched: bool, replace: bool, as_json: bool) -> None:
+    """Import an L-Eval checkout, a folder or one .jsonl file."""
+    upgrade_database()
+    if download:
+        base = current_app.config["LEVAL_DOWNLOAD_BASE"]
+        try:
+            path = download_human_eval(base, Path(current_app.instance_path) / "downloads")
+        except DownloadError as exc:
+            raise click.ClickException(f"download failed: {exc}") from None
+        click.echo(f"Downloaded L-Eval's human-eval files to {path}", err=True)
+    if path is None:
+        raise click.UsageError("give a PATH, or --download")
+    try:
+        files = find_files(path)
+    except ImportFailure as exc:
+        raise click.ClickException(str(exc)) from None
+    report = _run_import(path, files, replace=replace, quiet=as_json)
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), indent=2))
+    else:
+        _print_report(report)
+    if report.failed:
+        sys.exit(1)
+    if report.unmatched_human and not allow_unmatched:
+        click.echo(
+            f"Error: {report.unmatched_human} human-eval prediction rows matched no question "
+            "(import the reference file first, or pass --allow-unmatched).", err=True,
+        )
+        sys.exit(1)
+
+
+def _run_import(path: Path, files: list[Path], *, replace: bool, quiet: bool) -> ImportReport:
+    size = sum(f.stat().st_size for f in files)
+    if quiet or (size < PROGRESS_MIN_BYTES and len(files) < 10):
+        return import_path(path, replace=replace)
+    with click.progressbar(length=len(files), label="Importing", file=sys.stderr) as bar:
+        return import_path(path, replace=replace, progress=lambda name: bar.update(1))
+
+
+def _print_report(report: ImportReport) -> None:
+    totals: dict[str, int] = {}
+    for item in report.files:
+        if item.error:
+            click.echo(f"FAILED  {item.error['file']}" + _where(item.error) + f": {item.error['message']}", err=True)
+            continue
+        c = item.counts
+        if item.format == "predictions":
+            line = (f"ok      {item.file}: system {c['system']}, {item.rows} rows, {c['matched']} matched "
+                    f"({c['created']} new, {c['unchanged']} unchanged, {c['replaced']} replaced, {c['conflicts']} conflicts), "
+                    f"{c['unmatched']} unmatched")
+            if c["unmatched_examples"]:
+                line += " e.g. " + "; ".join(c["unmatched_examples"])
+        else:
+            line = (f"ok      {item.file}: {c['documents']} documents, {c['questions']} questions, "
+                    f"{c['references']} references ({c['created']} new, {c['updated']} updated)")
+        click.echo(line)
+        for key in ("documents", "questions", "references", "matched", "unmatched", "conflicts"):
+            totals[key] = totals.get(key, 0) + c.get(key, 0)
+    ok = len(report.files) - len(report.failed)
+    click.echo(
+        f"Summary: {ok} files imported, {len(report.failed)} failed; "
+        + ", ".join(f"{v} {k}" for k, v in totals.items())
+    )
+
+
+def _where(error: dict) -> str:
+    where = ""
+    if error.get("line") is not None:
+        where += f", line {error['line']}"
+    if error.get("field"):
+        where += f", field '{error['field']}'"
+    return where
+
+
+@click.command("load-demo")
+@with_appcontext
+def load_demo() -> None:
+    """Import the shipped demo data set (data/demo)."""
+    upgrade_database()
+    report = demo.load_demo()
+    _print_report(report)
+    if report.failed:
+        sys.exit(1)
+
+
+@click.command("summary")
+@with_appcontext
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def summary_command(as_json: bool) -> None:
+    """Print row counts."""
+    upgrade_database()
+    data = summary.counts()
+    if as_json:
+        click.echo(json.dumps(data))
+    else:
+        for key, value in data.items():
+            click.echo(f"{key:12} {value}")
+
+
+COMMANDS = [import_leval, load_demo, summary_command]

@@ -1,0 +1,57 @@
+"""Serving: first-run bootstrap, the waitress server and the dev server."""
+from __future__ import annotations
+
+import click
+from flask.cli import with_appcontext
+from flask import Flask, current_app
+
+from ..services import demo
+from ..services.accounts import ensure_admin
+from .common import upgrade_database
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 5000
+
+
+def bootstrap() -> None:
+    """Upgrade the schema; on an empty database load the demo and create the first admin."""
+    upgrade_database()
+    if demo.database_is_empty():
+        click.echo("Empty database: loading the demo data set…")
+        report = demo.load_demo()
+        if report.failed:
+            raise click.ClickException(f"demo data failed to import: {report.failed[0].error}")
+    created = ensure_admin()
+    if created:
+        user, password = created
+        click.echo("=" * 60)
+        click.echo(f"Created admin account '{user.username}' with password: {password}")
+        click.echo("It is shown only this once; change it under Admin → Users.")
+        click.echo("=" * 60)
+
+
+def run_server(app: Flask, host: str, port: int, *, debug: bool = False, threads: int = 8) -> None:
+    """Serve with waitress, or Flask's dev server in debug mode."""
+    click.echo(f"LEval Studio is running at http://{host}:{port}/  (Ctrl+C to stop)")
+    if debug:
+        app.run(host=host, port=port, debug=True, use_reloader=False)
+        return
+    from waitress import serve as waitress_serve
+
+    waitress_serve(app, host=host, port=port, threads=threads, ident="leval-studio")
+
+
+@click.command("serve")
+@with_appcontext
+@click.option("--host", default=DEFAULT_HOST, show_default=True)
+@click.option("--port", default=DEFAULT_PORT, show_default=True, type=int)
+@click.option("--debug", is_flag=True, help="Use Flask's development server with debugging.")
+@click.option("--threads", default=8, show_default=True, type=int)
+def serve(host: str, port: int, debug: bool, threads: int) -> None:
+    """Upgrade the database, load the demo on first run, and serve the app."""
+    bootstrap()
+    app = current_app._get_current_object()
+    run_server(app, host, port, debug=debug, threads=threads)
+
+
+COMMANDS = [serve]

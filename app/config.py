@@ -1,0 +1,62 @@
+"""Configuration: defaults, environment overrides and the instance folder."""
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_INSTANCE = REPO_ROOT / "instance"
+
+
+def instance_path_from_env() -> Path:
+    """Return the instance folder: LEVAL_INSTANCE or ./instance."""
+    return Path(os.environ.get("LEVAL_INSTANCE") or DEFAULT_INSTANCE).resolve()
+
+
+def load_or_create_secret_key(instance: Path) -> str:
+    """Read the secret key from the instance folder, generating it once."""
+    key_file = instance / "secret_key"
+    if key_file.exists():
+        return key_file.read_text().strip()
+    instance.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_hex(32)
+    # O_EXCL so two processes starting together cannot write different keys.
+    try:
+        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return key_file.read_text().strip()
+    with os.fdopen(fd, "w") as fh:
+        fh.write(key)
+    return key
+
+
+def build_config(instance: Path, overrides: dict | None = None) -> dict:
+    """Assemble the configuration dict for one app instance."""
+    overrides = dict(overrides or {})
+    database_url = (
+        overrides.pop("SQLALCHEMY_DATABASE_URI", None)
+        or os.environ.get("LEVAL_DATABASE_URL")
+        or f"sqlite:///{instance / 'leval.db'}"
+    )
+    config = {
+        "SQLALCHEMY_DATABASE_URI": database_url,
+        "SQLALCHEMY_ENGINE_OPTIONS": {"pool_pre_ping": True},
+        "UPLOAD_FOLDER": str(instance / "uploads"),
+        "QUEUE_PATH": str(instance / "queue.db"),
+        "MAX_CONTENT_LENGTH": int(os.environ.get("LEVAL_MAX_UPLOAD_MB", "50")) * 1024 * 1024,
+        "SESSION_COOKIE_HTTPONLY": True,
+        "SESSION_COOKIE_SAMESITE": "Lax",
+        "REMEMBER_COOKIE_HTTPONLY": True,
+        "REMEMBER_COOKIE_SAMESITE": "Lax",
+        "WTF_CSRF_TIME_LIMIT": None,
+        "LEVAL_WORKERS": int(os.environ.get("LEVAL_WORKERS", "2")),
+        "LEVAL_DOWNLOAD_BASE": os.environ.get(
+            "LEVAL_DOWNLOAD_BASE",
+            "https://raw.githubusercontent.com/OpenLMLab/LEval/main",
+        ),
+    }
+    config.update(overrides)
+    if "SECRET_KEY" not in config:
+        config["SECRET_KEY"] = load_or_create_secret_key(instance)
+    return config

@@ -1,0 +1,15 @@
+"""Shared column helpers."""
+from datetime import datetime, timezone
+
+from sqlalchemy import DateTime
+from sqlalchemy.orm import mapped_column
+
+
+def utcnow() -> datetime:
+    """Return the current time, timezone-aware in UTC."""
+    return datetime.now(timezone.utc)
+
+
+def created_at_column():
+    """Return a non-null creation timestamp column."""
+    return mapped_column(DateTime(timezone=True), default=utcnow, nullable=False)

@@ -1,0 +1,54 @@
+"""Accounts and key/value settings."""
+from __future__ import annotations
+
+from datetime import datetime
+
+from flask_login import UserMixin
+from sqlalchemy import Boolean, CheckConstraint, DateTime, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+from werkzeug.security import check_password_hash, generate_password_hash
+
+from ..extensions import db
+from .base import created_at_column, utcnow
+
+ROLES = ("admin", "researcher", "annotator")
+STAFF_ROLES = ("admin", "researcher")
+# scrypt is werkzeug's slow, memory-hard default; named here so the choice is explicit.
+PASSWORD_METHOD = "scrypt"
+
+
+class User(UserMixin, db.Model):
+    __tablename__ = "users"
+    __table_args__ = (CheckConstraint("role IN ('admin','researcher','annotator')", name="role"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    username: Mapped[str] = mapped_column(String(80), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    role: Mapped[str] = mapped_column(String(20), default="annotator")
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = created_at_column()
+    last_login_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    def set_password(self, password: str) -> None:
+        self.password_hash = generate_password_hash(password, method=PASSWORD_METHOD)
+
+    def check_password(self, password: str) -> bool:
+        return check_password_hash(self.password_hash, password)
+
+    @property
+    def is_active(self) -> bool:  # Flask-Login refuses inactive accounts.
+        return bool(self.active)
+
+    @property
+    def is_staff(self) -> bool:
+        return self.role in STAFF_ROLES
+
+
+class Setting(db.Model):
+    """Small key/value settings edited in the UI (judge endpoint, prices…)."""
+
+    __tablename__ = "settings"
+
+    key: Mapped[str] = mapped_column(String(80), primary_key=True)
+    value: Mapped[str] = mapped_column(Text, default="")
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)

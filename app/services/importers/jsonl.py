@@ -1,0 +1,84 @@
+"""Strict JSON-lines reading: BOM and CRLF tolerated, every problem located by line."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ImportFailure
+
+
+@dataclass(frozen=True)
+class Row:
+    line: int
+    data: dict[str, Any]
+
+
+def parse_jsonl(raw: bytes, name: str) -> list[Row]:
+    """Parse JSON lines from bytes; raise ImportFailure naming the bad line."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    rows: list[Row] = []
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        line = line.rstrip(b"\r")
+        if not line.strip():
+            continue
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ImportFailure(name, f"not valid UTF-8 (byte {exc.start})", line=number) from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ImportFailure(name, f"invalid JSON: {exc.msg} at column {exc.colno}", line=number) from None
+        if not isinstance(data, dict):
+            raise ImportFailure(name, f"expected a JSON object, got {type(data).__name__}", line=number)
+        rows.append(Row(number, data))
+    if not rows:
+        raise ImportFailure(name, "the file has no JSON lines")
+    return rows
+
+
+def read_jsonl(path: Path, name: str | None = None) -> tuple[list[Row], bytes]:
+    """Read and parse a file; return its rows and raw bytes (for hashing)."""
+    raw = path.read_bytes()
+    return parse_jsonl(raw, name or path.name), raw
+
+
+def require_str(row: Row, key: str, name: str, *, allow_empty: bool = False) -> str:
+    value = row.data.get(key)
+    if value is None:
+        raise ImportFailure(name, "missing", line=row.line, field=key)
+    if not isinstance(value, str):
+        raise ImportFailure(name, f"expected a string, got {type(value).__name__}", line=row.line, field=key)
+    if not allow_empty and not value.strip():
+        raise ImportFailure(name, "is empty", line=row.line, field=key)
+    return value
+
+
+def optional_str(row: Row, key: str, name: str) -> str | None:
+    value = row.data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ImportFailure(name, f"expected a string, got {type(value).__name__}", line=row.line, field=key)
+    return value
+
+
+def require_str_list(row: Row, key: str, name: str, *, length: int | None = None) -> list[str]:
+    value = row.data.get(key)
+    if value is None:
+        raise ImportFailure(name, "missing", line=row.line, field=key)
+    if not isinstance(value, list):
+        raise ImportFailure(name, f"expected a list, got {type(value).__name__}", line=row.line, field=key)
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            raise ImportFailure(
+                name, f"item {index} should be a string, got {type(item).__name__}", line=row.line, field=key
+            )
+    if length is not None and len(value) != length:
+        raise ImportFailure(
+            name, f"has {len(value)} items but 'instructions' has {length}", line=row.line, field=key
+        )
+    return value

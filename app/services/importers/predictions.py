@@ -1,0 +1,189 @@
+"""Import `<model>.pred.jsonl` files and match each row to its question by (query, gt)."""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlalchemy import select
+
+from ...extensions import db
+from ...models import Document, Prediction, PredictionFile, Question, System
+from ...models.corpus import HUMAN_EVAL, TASKS
+from ..leval_tasks import is_known_task
+from ..text import match_key, normalize_ws, word_count
+from .errors import ImportFailure
+from .jsonl import Row, optional_str, require_str
+
+PRED_SUFFIX = ".pred.jsonl"
+UNMATCHED_EXAMPLES = 3
+
+
+@dataclass
+class ParsedPrediction:
+    line: int
+    query: str
+    gt: str
+    text: str
+    evaluation: str
+    prompt: str | None
+    key: str
+
+
+@dataclass
+class ParsedPredictionFile:
+    system: str
+    task: str
+    pred_key: str
+    rows: list[ParsedPrediction]
+
+
+def system_and_task(path: Path) -> tuple[str, str]:
+    """Name the system and task: `<model>/<task>.pred.jsonl` or `<model>.pred.jsonl`."""
+    stem = path.name[: -len(PRED_SUFFIX)] if path.name.endswith(PRED_SUFFIX) else path.stem
+    if is_known_task(stem) and path.parent.name:
+        return path.parent.name, stem
+    return stem, ""
+
+
+def parse_prediction_rows(rows: list[Row], name: str, system: str, task: str) -> ParsedPredictionFile:
+    """Validate rows `{query, gt, <key>_pred, evaluation, prompt?}`."""
+    pred_key = _pred_key(rows[0], name)
+    parsed = []
+    for row in rows:
+        if pred_key not in row.data:
+            others = [k for k in row.data if k.endswith("_pred")]
+            hint = f" (found {others[0]!r})" if others else ""
+            raise ImportFailure(name, f"missing{hint}; every row must use the same prediction key", line=row.line, field=pred_key)
+        query = require_str(row, "query", name)
+        gt = require_str(row, "gt", name, allow_empty=True)
+        parsed.append(ParsedPrediction(
+            line=row.line, query=query, gt=gt, text=require_str(row, pred_key, name, allow_empty=True),
+            evaluation=optional_str(row, "evaluation", name) or "", prompt=optional_str(row, "prompt", name),
+            key=match_key(query, gt),
+        ))
+    return ParsedPredictionFile(system=system, task=task, pred_key=pred_key, rows=parsed)
+
+
+def _pred_key(row: Row, name: str) -> str:
+    keys = [k for k in row.data if k.endswith("_pred")]
+    if len(keys) != 1:
+        found = ", ".join(keys) or "none"
+        raise ImportFailure(name, f"expected exactly one '<model>_pred' key, found {found}", line=row.line, field="<model>_pred")
+    return keys[0]
+
+
+@dataclass
+class PredictionCounts:
+    system: str = ""
+    rows: int = 0
+    matched: int = 0
+    created: int = 0
+    unchanged: int = 0
+    replaced: int = 0
+    conflicts: int = 0
+    unmatched: int = 0
+    unmatched_human: int = 0
+    unmatched_examples: list[str] = field(default_factory=list)
+
+
+def _question_index(collection: str, task: str) -> dict[str, list[int]]:
+    stmt = select(Question.match_key, Question.id).join(Document).where(Document.collection == collection)
+    if task:
+        stmt = stmt.where(Document.task == task)
+    index: dict[str, list[int]] = defaultdict(list)
+    for key, qid in db.session.execute(stmt.order_by(Document.id, Question.position)):
+        index[key].append(qid)
+    return index
+
+
+def store_predictions(
+    parsed: ParsedPredictionFile, *, name: str, sha256: str, stored_path: str = "",
+    uploaded_by_id: int | None = None, replace: bool = False,
+) -> PredictionCounts:
+    """Match and upsert predictions in the current transaction."""
+    counts = PredictionCounts(system=parsed.system, rows=len(parsed.rows))
+    assignments = _assign_questions(parsed, name, counts)
+
+    system = db.session.scalars(select(System).where(System.name == parsed.system)).first()
+    if system is None:
+        system = System(name=parsed.system, pred_key=parsed.pred_key, uploaded_by_id=uploaded_by_id)
+        db.session.add(system)
+        db.session.flush()
+    pred_file = db.session.scalars(
+        select(PredictionFile).where(PredictionFile.system_id == system.id, PredictionFile.sha256 == sha256)
+    ).first()
+    if pred_file is None:
+        pred_file = PredictionFile(
+            system=system, filename=name, stored_path=stored_path, sha256=sha256, task=parsed.task,
+            pred_key=parsed.pred_key, rows=counts.rows, uploaded_by_id=uploaded_by_id,
+        )
+        db.session.add(pred_file)
+        db.session.flush()
+
+    existing = {
+        p.question_id: p
+        for p in db.session.scalars(select(Prediction).where(Prediction.system_id == system.id))
+    }
+    had_human = _has_human_eval_predictions(system.id)
+    for row, question_id in assignments:
+        current = existing.get(question_id)
+        if current is None:
+            db.session.add(Prediction(
+                system_id=system.id, question_id=question_id, file_id=pred_file.id, line_no=row.line,
+                text=row.text, prompt=row.prompt, evaluation=row.evaluation, word_count=word_count(row.text),
+            ))
+            counts.created += 1
+        elif current.text == row.text:
+            counts.unchanged += 1
+        elif replace:
+            current.text, current.prompt, current.word_count = row.text, row.prompt, word_count(row.text)
+            current.file_id, current.line_no, current.evaluation = pred_file.id, row.line, row.evaluation
+            counts.replaced += 1
+        else:
+            # Keep what is stored: silently swapping an answer would orphan its scores.
+            counts.conflicts += 1
+    pred_file.matched, pred_file.unmatched = counts.matched, counts.unmatched
+    db.session.flush()
+    if not had_human and _has_human_eval_predictions(system.id):
+        system.in_human_eval = True
+    return counts
+
+
+def _assign_questions(parsed: ParsedPredictionFile, name: str, counts: PredictionCounts) -> list[tuple[ParsedPrediction, int]]:
+    """Pair rows with questions; the k-th repeat of a key takes the k-th question with that key."""
+    indexes = {HUMAN_EVAL: _question_index(HUMAN_EVAL, ""), TASKS: _question_index(TASKS, parsed.task)}
+    used: dict[tuple[str, str], int] = defaultdict(int)
+    first_line: dict[tuple[str, str], int] = {}
+    assignments = []
+    for row in parsed.rows:
+        # Human-eval rows look in the human-eval subset first; others in the task files first.
+        scopes = (HUMAN_EVAL, TASKS) if row.evaluation == "human" else (TASKS, HUMAN_EVAL)
+        scope = next((s for s in scopes if indexes[s].get(row.key)), scopes[0])
+        candidates = indexes[scope].get(row.key, [])
+        slot = (scope, row.key)
+        seen = used[slot]
+        used[slot] += 1
+        if candidates and seen >= len(candidates):
+            raise ImportFailure(
+                name, f"duplicate (query, gt): already on line {first_line[slot]}", line=row.line, field="query"
+            )
+        first_line.setdefault(slot, row.line)
+        if not candidates:
+            counts.unmatched += 1
+            if row.evaluation == "human":
+                counts.unmatched_human += 1
+            if len(counts.unmatched_examples) < UNMATCHED_EXAMPLES:
+                counts.unmatched_examples.append(f"line {row.line}: {normalize_ws(row.query)[:80]}")
+            continue
+        counts.matched += 1
+        assignments.append((row, candidates[seen]))
+    return assignments
+
+
+def _has_human_eval_predictions(system_id: int) -> bool:
+    stmt = (
+        select(Prediction.id).join(Question).join(Document)
+        .where(Prediction.system_id == system_id, Document.collection == HUMAN_EVAL).limit(1)
+    )
+    return db.session.scalar(stmt) is not None

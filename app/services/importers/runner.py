@@ -1,0 +1,133 @@
+"""Find L-Eval files under a path, recognise their format and import each in its own transaction."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ...extensions import db
+from ..text import sha256_bytes
+from .documents import collection_for, parse_reference_rows, parse_task_rows, store_documents
+from .errors import ImportFailure
+from .jsonl import Row, parse_jsonl
+from .predictions import PRED_SUFFIX, parse_prediction_rows, store_predictions, system_and_task
+
+# Documents first, so prediction rows find their questions in the same run.
+FORMAT_ORDER = {"references": 0, "task": 1, "predictions": 2}
+
+
+@dataclass
+class FileReport:
+    file: str
+    format: str
+    rows: int = 0
+    counts: dict = field(default_factory=dict)
+    error: dict | None = None
+
+
+@dataclass
+class ImportReport:
+    files: list[FileReport] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[FileReport]:
+        return [f for f in self.files if f.error]
+
+    @property
+    def unmatched_human(self) -> int:
+        return sum(f.counts.get("unmatched_human", 0) for f in self.files)
+
+    @property
+    def unmatched(self) -> int:
+        return sum(f.counts.get("unmatched", 0) for f in self.files)
+
+    def as_dict(self) -> dict:
+        return {"files": [asdict(f) for f in self.files], "unmatched": self.unmatched}
+
+
+def detect_format(row: Row) -> str:
+    """Name a file's format from its first row's keys."""
+    keys = set(row.data)
+    if "instructions" in keys and keys & {"gpt4_outputs", "claude_outputs"}:
+        return "references"
+    if "instructions" in keys:
+        return "task"
+    if "query" in keys or any(k.endswith("_pred") for k in keys):
+        return "predictions"
+    return "unknown"
+
+
+def find_files(path: Path) -> list[Path]:
+    """List .jsonl files under a checkout, a folder or one file, in a stable order."""
+    if path.is_file():
+        return [path]
+    if not path.exists():
+        raise ImportFailure(str(path), "no such file or folder")
+    return sorted(p for p in path.rglob("*.jsonl") if p.is_file())
+
+
+def display_name(path: Path, root: Path) -> str:
+    try:
+        rel = path.relative_to(root if root.is_dir() else root.parent)
+    except ValueError:
+        return str(path)
+    return str(rel) if root.is_dir() else path.name
+
+
+def import_path(
+    path: Path, *, replace: bool = False, uploaded_by_id: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> ImportReport:
+    """Import every L-Eval file under `path`; a bad file is rolled back whole and reported."""
+    path = Path(path)
+    report = ImportReport()
+    loaded = []
+    for file in find_files(path):
+        name = display_name(file, path)
+        raw = file.read_bytes()
+        try:
+            rows = parse_jsonl(raw, name)
+            fmt = detect_format(rows[0])
+            if fmt == "unknown":
+                raise ImportFailure(name, "not an L-Eval file: expected 'instructions' or 'query'/'<model>_pred' keys", line=rows[0].line)
+        except ImportFailure as exc:
+            report.files.append(FileReport(file=name, format="unknown", error=exc.as_dict()))
+            continue
+        loaded.append((FORMAT_ORDER[fmt], name, file, fmt, rows, raw))
+    loaded.sort(key=lambda item: (item[0], item[1]))
+    for _, name, file, fmt, rows, raw in loaded:
+        if progress:
+            progress(name)
+        report.files.append(import_rows(file, name, fmt, rows, raw, replace=replace, uploaded_by_id=uploaded_by_id))
+    return report
+
+
+def import_rows(
+    file: Path, name: str, fmt: str, rows: list[Row], raw: bytes, *, replace: bool = False,
+    uploaded_by_id: int | None = None, stored_path: str = "",
+) -> FileReport:
+    """Import one parsed file in a single transaction."""
+    result = FileReport(file=name, format=fmt, rows=len(rows))
+    try:
+        if fmt == "predictions":
+            system, task = system_and_task(file)
+            parsed = parse_prediction_rows(rows, name, system, task)
+            counts = store_predictions(
+                parsed, name=name, sha256=sha256_bytes(raw), stored_path=stored_path,
+                uploaded_by_id=uploaded_by_id, replace=replace,
+            )
+        else:
+            if fmt == "references":
+                docs = parse_reference_rows(rows, name)
+            else:
+                docs = parse_task_rows(rows, name, task=file.stem)
+            counts = store_documents(docs, collection=collection_for(fmt), name=name)
+        db.session.commit()
+        result.counts = asdict(counts)
+    except ImportFailure as exc:
+        db.session.rollback()
+        result.error = exc.as_dict()
+    except Exception:
+        db.session.rollback()
+        raise
+    return result

@@ -1,0 +1,99 @@
+"""Shared fixtures in the flaskr style: app, client, runner and auth, on a real SQLite file."""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from flask_migrate import upgrade
+
+from app import create_app
+from app.extensions import db
+from app.services.accounts import create_user
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED_LEVAL = (REPO_ROOT.parent / "shared" / "leval").resolve()
+HUMAN_EVAL = SHARED_LEVAL / "Predictions" / "human_eval"
+PASSWORDS = {"admin": "admin-pass-123", "researcher": "research-pass-123", "annotator": "annotate-pass-123"}
+CSRF_RE = re.compile(r'name="csrf-token" content="([^"]+)"')
+
+
+def require_shared() -> Path:
+    """Return ../shared/leval, or skip the test with the reason."""
+    if not HUMAN_EVAL.is_dir():
+        pytest.skip(f"L-Eval data not found at {SHARED_LEVAL} (clone the project beside ../shared to run this test)")
+    return SHARED_LEVAL
+
+
+@pytest.fixture
+def shared_leval() -> Path:
+    return require_shared()
+
+
+@pytest.fixture(scope="session")
+def migrated_template(tmp_path_factory) -> Path:
+    """Build one database through the real migration chain, with three users, to copy per test."""
+    instance = tmp_path_factory.mktemp("template")
+    template = create_app({"INSTANCE_PATH": instance})
+    with template.app_context():
+        upgrade()
+        for role, password in PASSWORDS.items():
+            create_user(role, password, role)
+        db.session.remove()
+        db.engine.dispose()
+    return instance / "leval.db"
+
+
+@pytest.fixture
+def app(tmp_path, migrated_template):
+    instance = tmp_path / "instance"
+    instance.mkdir()
+    shutil.copy(migrated_template, instance / "leval.db")
+    app = create_app({"INSTANCE_PATH": instance, "TESTING": True})
+    yield app
+    with app.app_context():
+        db.session.remove()
+        db.engine.dispose()
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app):
+    return app.test_cli_runner()
+
+
+def csrf_token(client) -> str:
+    """Read the CSRF token the way the browser does, from the page's meta tag."""
+    page = client.get("/login").get_data(as_text=True)
+    if 'name="csrf-token"' not in page:  # signed in: /login redirects, so ask another page
+        page = client.get("/", follow_redirects=True).get_data(as_text=True)
+    match = CSRF_RE.search(page)
+    assert match, "no CSRF token on the page"
+    return match.group(1)
+
+
+class AuthActions:
+    def __init__(self, client):
+        self._client = client
+
+    def login(self, username: str = "annotator", password: str | None = None):
+        password = password if password is not None else PASSWORDS.get(username, "")
+        token = csrf_token(self._client)
+        return self._client.post("/login", data={"username": username, "password": password, "csrf_token": token})
+
+    def logout(self):
+        token = csrf_token(self._client)
+        return self._client.post("/logout", data={"csrf_token": token})
+
+    def token(self) -> str:
+        return csrf_token(self._client)
+
+
+@pytest.fixture
+def auth(client):
+    return AuthActions(client)

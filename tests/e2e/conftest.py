@@ -1,0 +1,146 @@
+"""Browser fixtures: a real server process and Playwright driving Debian's Chromium."""
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+CHROMIUM = Path(os.environ.get("LEVAL_CHROMIUM", "/usr/bin/chromium"))
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+ADMIN_RE = re.compile(r"Created admin account '([^']+)' with password: (\S+)")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class LiveServer:
+    url: str
+    instance: Path
+    process: subprocess.Popen
+    admin_user: str = ""
+    admin_password: str = ""
+    output: list[str] = field(default_factory=list)
+
+    def cli(self, *args: str, input: str | None = None) -> subprocess.CompletedProcess:
+        """Run `python run.py …` against the same instance folder."""
+        return subprocess.run(
+            [sys.executable, "run.py", *args], cwd=REPO_ROOT, env=server_env(self.instance),
+            input=input, capture_output=True, text=True, timeout=120,
+        )
+
+
+def server_env(instance: Path) -> dict:
+    env = dict(os.environ)
+    env.update({"LEVAL_INSTANCE": str(instance), "PYTHONUNBUFFERED": "1"})
+    env.setdefault("LEVAL_WORKERS", "1")
+    return env
+
+
+def start_server(instance: Path, extra_env: dict | None = None) -> LiveServer:
+    """Start `python run.py serve` on a free port and wait for /healthz."""
+    port = free_port()
+    env = server_env(instance)
+    env.update(extra_env or {})
+    process = subprocess.Popen(
+        [sys.executable, "run.py", "serve", "--port", str(port)], cwd=REPO_ROOT, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    server = LiveServer(url=f"http://127.0.0.1:{port}", instance=instance, process=process)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if line:
+            server.output.append(line)
+            match = ADMIN_RE.search(line)
+            if match:
+                server.admin_user, server.admin_password = match.groups()
+            if "is running at" in line:
+                break
+        elif process.poll() is not None:
+            raise RuntimeError("server exited:\n" + "".join(server.output))
+    _wait_healthy(server.url + "/healthz", deadline)
+    return server
+
+
+def _wait_healthy(url: str, deadline: float) -> None:
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{url} did not answer in time")
+
+
+def stop_server(server: LiveServer) -> None:
+    server.process.terminate()
+    try:
+        server.process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        server.process.wait()
+
+
+@pytest.fixture
+def live_server(tmp_path):
+    server = start_server(tmp_path / "instance")
+    yield server
+    stop_server(server)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not CHROMIUM.exists():
+        message = f"Chromium not found at {CHROMIUM}: install Debian's 'chromium' package"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    yield page
+    context.close()
+
+
+def screenshot(page, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=False)
+    return path
+
+
+def sign_in(page, base_url: str, username: str, password: str) -> None:
+    page.goto(base_url + "/login")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_load_state("networkidle")

@@ -1,0 +1,35 @@
+"""First run in a browser: the demo is served and the printed admin password signs in."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.e2e.conftest import screenshot, sign_in
+
+pytestmark = pytest.mark.e2e
+
+
+def test_first_run_serves_demo_and_admin_can_sign_in(live_server, page):
+    assert live_server.admin_user == "admin" and len(live_server.admin_password) >= 12
+    summary = json.loads(live_server.cli("summary", "--json").stdout)
+    assert summary["documents"] >= 2 and summary["systems"] >= 3
+
+    page.goto(live_server.url + "/")
+    assert page.url.startswith(live_server.url + "/login")
+    sign_in(page, live_server.url, live_server.admin_user, "wrong-password")
+    assert page.get_by_text("Wrong username or password").is_visible()
+
+    sign_in(page, live_server.url, live_server.admin_user, live_server.admin_password)
+    assert page.get_by_role("heading", name="Overview").is_visible()
+    screenshot(page, "overview")
+    page.get_by_role("button", name="Sign out").click()
+    page.wait_for_url("**/login")
+    assert page.get_by_role("button", name="Sign in").is_visible()
+
+
+def test_password_is_not_stored_in_plain_text(live_server):
+    database = b"".join(p.read_bytes() for p in live_server.instance.glob("leval.db*"))
+    assert live_server.admin_password.encode() not in database
+    second = live_server.cli("summary", "--json")
+    assert "password" not in second.stdout
