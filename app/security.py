@@ -39,10 +39,10 @@ def init_security(app: Flask) -> None:
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         response.headers.setdefault("X-Frame-Options", "DENY")
         response.headers.setdefault("Referrer-Policy", "same-origin")
-        # Everything is local: forbid any script or style from elsewhere.
+        # Everything is local. Inline style attributes are allowed (progress bars, SVG); scripts never inline.
         response.headers.setdefault(
             "Content-Security-Policy",
-            "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+            "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; "
             "object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
         )
         return response
