@@ -29,6 +29,8 @@ class Job(db.Model):
     result: Mapped[dict | None] = mapped_column(JSON)
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
+    # "host:pid" of the process running it, so a restart can tell a dead worker from a busy one.
+    worker_id: Mapped[str | None] = mapped_column(String(120))
     created_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     created_at: Mapped[datetime] = created_at_column()
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -2,7 +2,7 @@
 
 Revision ID: c4f5b79a1135
 Revises: 
-Create Date: 2026-11-21 05:27:32.391957
+Create Date: 2026-11-21 05:32:28.292582
 
 """
 from alembic import op
@@ -86,6 +86,7 @@ def upgrade():
     sa.Column('result', sa.JSON(), nullable=True),
     sa.Column('cancel_requested', sa.Boolean(), nullable=False),
     sa.Column('attempts', sa.Integer(), nullable=False),
+    sa.Column('worker_id', sa.String(length=120), nullable=True),
     sa.Column('created_by_id', sa.Integer(), nullable=True),
     sa.Column('created_at', sa.DateTime(timezone=True), nullable=False),
     sa.Column('started_at', sa.DateTime(timezone=True), nullable=True),
