@@ -115,7 +115,10 @@ class StubOpenAIServer:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._server.block_on_close = False
-        self._thread = threading.Thread(target=self._server.serve_forever, name="openai-stub", daemon=True)
+        # A short poll interval makes stop() quick; the default would add 0.5 s per test.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="openai-stub", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -213,6 +216,9 @@ def _make_handler(stub: StubOpenAIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as real servers do
         timeout = 10  # idle keep-alive connections end on their own
+        # Headers and body go out in separate writes; with Nagle on, each reply
+        # would wait ~40 ms for a delayed ACK.
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
             """Keep test output quiet."""
