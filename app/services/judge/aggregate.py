@@ -11,7 +11,7 @@ Two aggregations are reported side by side because they answer slightly differen
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
@@ -147,7 +147,7 @@ def bootstrap_ci(
 
 
 def aggregate(
-    verdicts: Sequence[JudgedVerdict] | Iterable[JudgedVerdict],
+    verdicts: Iterable[JudgedVerdict],
     *,
     bootstrap_iterations: int = 1000,
     seed: int = 0,
