@@ -1,0 +1,118 @@
+"""Judge cost: a configurable price table and the dry-run estimate."""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple, TypedDict
+
+from .cache import JudgeCache, cache_key
+from .prompt import ORDERS, PairItem, PromptTemplate, answers_in_order, render
+
+
+class ModelPrice(NamedTuple):
+    """USD per one million tokens."""
+
+    prompt_per_million: float
+    completion_per_million: float
+
+
+PriceTable = Mapping[str, ModelPrice | tuple[float, float]]
+
+# List prices in USD per 1M tokens as published by OpenAI when this table was written.
+# Prices change: override them through the settings page (pass `prices=`) rather than
+# trusting these for billing. A model missing here is reported in tokens only.
+DEFAULT_PRICES: dict[str, ModelPrice] = {
+    "gpt-4": ModelPrice(30.00, 60.00),
+    "gpt-4-32k": ModelPrice(60.00, 120.00),
+    "gpt-4-turbo": ModelPrice(10.00, 30.00),
+    "gpt-4o": ModelPrice(2.50, 10.00),
+    "gpt-4o-mini": ModelPrice(0.15, 0.60),
+    "gpt-4.1": ModelPrice(2.00, 8.00),
+    "gpt-4.1-mini": ModelPrice(0.40, 1.60),
+    "gpt-3.5-turbo": ModelPrice(0.50, 1.50),
+    "gpt-3.5-turbo-16k": ModelPrice(3.00, 4.00),
+}
+
+# Dated snapshots ("gpt-4-0613", "gpt-4o-2024-08-06") are priced like their base model.
+_SNAPSHOT_SUFFIX = re.compile(r"-(\d{4}|\d{4}-\d{2}-\d{2})$")
+
+CHARS_PER_TOKEN = 4  # rough average for English text with OpenAI tokenizers
+TOKENS_PER_MESSAGE = 4  # chat formatting overhead per message, roughly
+DEFAULT_COMPLETION_TOKENS_PER_CALL = 300  # a short explanation and the verdict
+
+
+class CostEstimate(TypedDict):
+    calls: int
+    cached: int
+    prompt_tokens_est: int
+    completion_tokens_est: int
+    cost_usd_est: float | None
+    method: str
+
+
+def price_for(model: str, prices: PriceTable | None = None) -> ModelPrice | None:
+    """Return the price of `model` (or of its base model for a dated snapshot), or None."""
+    table = DEFAULT_PRICES if prices is None else prices
+    for name in (model, _SNAPSHOT_SUFFIX.sub("", model)):
+        if name in table:
+            return ModelPrice(*table[name])
+    return None
+
+
+def cost_usd(
+    model: str, prompt_tokens: int, completion_tokens: int, prices: PriceTable | None = None
+) -> float | None:
+    """Return the USD cost of the tokens, or None for a model without a price."""
+    price = price_for(model, prices)
+    if price is None:
+        return None
+    return (prompt_tokens * price.prompt_per_million + completion_tokens * price.completion_per_million) / 1e6
+
+
+def approx_tokens(messages: list[dict[str, str]]) -> int:
+    """Return an approximate prompt token count: characters / 4 plus per-message overhead."""
+    return sum(math.ceil(len(m["content"]) / CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE for m in messages)
+
+
+def estimate(
+    pairs: Iterable[PairItem],
+    template: PromptTemplate,
+    model: str,
+    *,
+    prices: PriceTable | None = None,
+    completion_tokens_per_call: int = DEFAULT_COMPLETION_TOKENS_PER_CALL,
+    cache: JudgeCache | None = None,
+    prompt_key: str | int | None = None,
+    temperature: float = 0.0,
+) -> CostEstimate:
+    """Estimate API calls, tokens and cost of judging `pairs` in both orders (dry run).
+
+    Tokens are approximate (4 characters per token, a fixed completion length);
+    with `cache`, calls already cached are counted as cached, not as calls.
+    """
+    prompt_version = template.fingerprint() if prompt_key is None else prompt_key
+    calls = cached = prompt_tokens = 0
+    for item in pairs:
+        for order in ORDERS:
+            answer_a, answer_b = answers_in_order(item, order)
+            if cache is not None:
+                key = cache_key(model, prompt_version, item.question, item.reference, answer_a, answer_b, temperature)
+                hit = cache.get(key)
+                if hit is not None and hit.verdict is not None:
+                    cached += 1
+                    continue
+            calls += 1
+            prompt_tokens += approx_tokens(render(template, item.question, item.reference, answer_a, answer_b))
+    completion_tokens = calls * completion_tokens_per_call
+    return CostEstimate(
+        calls=calls,
+        cached=cached,
+        prompt_tokens_est=prompt_tokens,
+        completion_tokens_est=completion_tokens,
+        cost_usd_est=cost_usd(model, prompt_tokens, completion_tokens, prices),
+        method=(
+            f"approximate: {CHARS_PER_TOKEN} characters per token, "
+            f"{completion_tokens_per_call} completion tokens per call"
+        ),
+    )

@@ -1,0 +1,136 @@
+"""Judge prompt templates: versioned, content-fingerprinted, rendered to chat messages.
+
+The judge sees the question, the human reference answer and the two assistants'
+answers; it never sees the long document (as in L-Eval's pairwise judging).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, replace
+from typing import Literal
+
+Order = Literal["AB", "BA"]
+# "AB": the system under test is assistant A; "BA": it is assistant B.
+ORDERS: tuple[Order, Order] = ("AB", "BA")
+
+PLACEHOLDERS: tuple[str, ...] = ("question", "reference", "answer_a", "answer_b")
+_PLACEHOLDER_PATTERN = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
+
+# L-Eval's length-bias instruction, quoted word for word as the issue and L-Eval's README give it.
+LEVAL_INSTRUCTION = (
+    "Additional details or information that are not mentioned in the reference answer "
+    "cannot be considered as advantages and do not let them sway your judgment."
+)
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are an impartial judge. Two AI assistants answered a user's question about a long "
+    "document that you are not shown. You are given the question, a reference answer written "
+    "by a human, and the answers of assistant A and assistant B. Decide which assistant "
+    "answered better. Start by comparing each assistant's answer with the reference answer. "
+    f"{LEVAL_INSTRUCTION} "
+    "Relevance to the question matters, but avoiding factual errors with respect to the "
+    "reference answer matters more than detail. Do not let the order in which the answers are "
+    "presented, their length, or the assistants' names influence you. Be as objective as "
+    "possible. Explain your reasoning briefly, then give your final verdict in exactly this "
+    'format: "[[A]]" if assistant A is better, "[[B]]" if assistant B is better, '
+    'or "[[C]]" for a tie.'
+)
+
+DEFAULT_USER_TEMPLATE = (
+    "## Question\n{question}\n\n"
+    "## Reference answer (written by a human)\n{reference}\n\n"
+    "## Assistant A's answer\n{answer_a}\n\n"
+    "## Assistant B's answer\n{answer_b}\n\n"
+    "## End of answers\n"
+    "Compare both answers with the reference answer and give your verdict."
+)
+
+
+@dataclass(frozen=True)
+class PairItem:
+    """One pair to judge: the system's and the baseline's answers to the same question."""
+
+    pair_id: str | int
+    question: str
+    reference: str
+    system_answer: str
+    baseline_answer: str
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A judge prompt version; edit with `with_edits`, which yields the next version."""
+
+    name: str
+    version: int
+    system: str
+    user_template: str
+
+    def fingerprint(self) -> str:
+        """Return a sha256 of the prompt text, usable as the prompt part of a cache key."""
+        canonical = json.dumps(
+            {"system": self.system, "user_template": self.user_template},
+            ensure_ascii=False,
+            sort_keys=True,
+            separators=(",", ":"),
+        )
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    def with_edits(self, *, system: str | None = None, user_template: str | None = None) -> PromptTemplate:
+        """Return the next version of this prompt with the given parts replaced."""
+        edited = replace(
+            self,
+            version=self.version + 1,
+            system=self.system if system is None else system,
+            user_template=self.user_template if user_template is None else user_template,
+        )
+        validate_template(edited)
+        return edited
+
+
+DEFAULT_TEMPLATE = PromptTemplate(
+    name="leval-pairwise",
+    version=1,
+    system=DEFAULT_SYSTEM_PROMPT,
+    user_template=DEFAULT_USER_TEMPLATE,
+)
+
+
+def validate_template(template: PromptTemplate) -> None:
+    """Raise ValueError unless the template can be rendered and asks for a verdict."""
+    found = set(_PLACEHOLDER_PATTERN.findall(template.user_template))
+    missing = [name for name in PLACEHOLDERS if name not in found]
+    if missing:
+        raise ValueError(f"user template lacks placeholders: {', '.join('{' + m + '}' for m in missing)}")
+    prompt_text = template.system + template.user_template
+    for token in ("[[A]]", "[[B]]", "[[C]]"):
+        if token not in prompt_text:
+            raise ValueError(f"prompt must ask for the verdict token {token}")
+
+
+def answers_in_order(item: PairItem, order: Order) -> tuple[str, str]:
+    """Return (answer_a, answer_b) for the given presentation order."""
+    if order == "AB":
+        return item.system_answer, item.baseline_answer
+    if order == "BA":
+        return item.baseline_answer, item.system_answer
+    raise ValueError(f"order must be 'AB' or 'BA', not {order!r}")
+
+
+def render(
+    template: PromptTemplate, question: str, reference: str, answer_a: str, answer_b: str
+) -> list[dict[str, str]]:
+    """Render the template into chat messages (system, user)."""
+    values = {"question": question, "reference": reference, "answer_a": answer_a, "answer_b": answer_b}
+    # One regex pass rather than str.format: user templates may contain other braces,
+    # and an answer that happens to contain "{answer_b}" must not be substituted again.
+    user = _PLACEHOLDER_PATTERN.sub(lambda match: str(values[match.group(1)]), template.user_template)
+    return [{"role": "system", "content": template.system}, {"role": "user", "content": user}]
+
+
+def render_pair(template: PromptTemplate, item: PairItem, order: Order) -> list[dict[str, str]]:
+    """Render the messages judging `item` in `order`."""
+    answer_a, answer_b = answers_in_order(item, order)
+    return render(template, item.question, item.reference, answer_a, answer_b)
