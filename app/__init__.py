@@ -45,6 +45,10 @@ def create_app(config: dict | None = None) -> Flask:
     app.register_blueprint(auth_bp)
     _register_optional_blueprints(app)
 
+    from .services.jobs.queue import make_huey
+
+    make_huey(app)
+
     from .cli import register_cli
 
     register_cli(app)

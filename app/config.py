@@ -51,6 +51,9 @@ def build_config(instance: Path, overrides: dict | None = None) -> dict:
         "REMEMBER_COOKIE_SAMESITE": "Lax",
         "WTF_CSRF_TIME_LIMIT": None,
         "LEVAL_WORKERS": int(os.environ.get("LEVAL_WORKERS", "2")),
+        "LEVAL_QUEUE_URL": os.environ.get("LEVAL_QUEUE_URL", ""),
+        "LEVAL_JOB_STALE_SECONDS": int(os.environ.get("LEVAL_JOB_STALE_SECONDS", "30")),
+        "LEVAL_HEARTBEAT_SECONDS": float(os.environ.get("LEVAL_HEARTBEAT_SECONDS", "5")),
         "LEVAL_DOWNLOAD_BASE": os.environ.get(
             "LEVAL_DOWNLOAD_BASE",
             "https://raw.githubusercontent.com/OpenLMLab/LEval/main",

@@ -7,6 +7,7 @@ from flask import Flask, current_app
 
 from ..services import demo
 from ..services.accounts import ensure_admin
+from ..services.jobs.queue import run_worker, start_workers
 from .common import upgrade_database
 
 DEFAULT_HOST = "127.0.0.1"

@@ -1,0 +1,1 @@
+"""Import every module that registers a job kind, so workers know all handlers."""

@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+from flask import abort, flash, jsonify, redirect, render_template, request, url_for
+from sqlalchemy import select
+
+from ..extensions import db
+from ..models import Job
+from ..security import staff_required
+from ..services.jobs import cancel_job, job_as_dict, resume_job
+from . import bp
+
+PAGE_SIZE = 100
+
+
+def _job_or_404(job_id: int) -> Job:
+    job = db.session.get(Job, job_id)
+    if job is None:
+        abort(404)
+    return job
+
+
+@bp.get("/jobs")
+@staff_required
+def index():
+    jobs = db.session.scalars(select(Job).order_by(Job.id.desc()).limit(PAGE_SIZE)).all()
+    return render_template("jobs/index.html", jobs=jobs)
+
+
+@bp.get("/jobs/<int:job_id>")
+@staff_required
+def detail(job_id: int):
+    return render_template("jobs/detail.html", job=_job_or_404(job_id))
+
+
+@bp.get("/api/jobs")
+@staff_required
+def api_list():
+    ids = [int(i) for i in request.args.get("ids", "").split(",") if i.strip().isdigit()]
+    stmt = select(Job).order_by(Job.id.desc())
+    stmt = stmt.where(Job.id.in_(ids)) if ids else stmt.limit(PAGE_SIZE)
+    return jsonify(jobs=[job_as_dict(job) for job in db.session.scalars(stmt)])
+
+
+@bp.get("/api/jobs/<int:job_id>")
+@staff_required
+def api_detail(job_id: int):
+    return jsonify(job_as_dict(_job_or_404(job_id)))
+
+
+@bp.post("/jobs/<int:job_id>/cancel")
+@staff_required
+def cancel(job_id: int):
+    job = cancel_job(_job_or_404(job_id))
+    if request.is_json:
+        return jsonify(job_as_dict(job))
+    flash(f"Job #{job.id}: {job.message}", "info")
+    return redirect(request.referrer or url_for("jobs.index"))
+
+
+@bp.post("/jobs/<int:job_id>/resume")
+@staff_required
+def resume(job_id: int):
+    job = _job_or_404(job_id)
+    try:
+        resume_job(job)
+    except ValueError as exc:
+        if request.is_json:
+            return jsonify(error=str(exc)), 409
+        flash(str(exc), "error")
+        return redirect(url_for("jobs.index"))
+    if request.is_json:
+        return jsonify(job_as_dict(job))
+    flash(f"Job #{job.id} resumed.", "info")
+    return redirect(request.referrer or url_for("jobs.index"))

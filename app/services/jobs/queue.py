@@ -1,0 +1,127 @@
+"""The huey queue behind jobs: SQLite in the instance folder by default, Redis by configuration."""
+from __future__ import annotations
+
+import logging
+import threading
+import traceback
+
+from flask import Flask
+from huey import RedisHuey, SqliteHuey, crontab
+from huey.consumer import Consumer
+
+log = logging.getLogger("leval.jobs")
+HEARTBEAT_SECONDS = 5.0
+
+
+def make_huey(app: Flask):
+    """Create the app's huey instance and register the job task on it."""
+    url = app.config.get("LEVAL_QUEUE_URL") or ""
+    if url.startswith("redis://"):
+        huey = RedisHuey("leval", url=url, results=False)
+    else:
+        huey = SqliteHuey("leval", filename=app.config["QUEUE_PATH"], results=False, timeout=30)
+
+    @huey.task(name="run_job")
+    def run_job_task(job_id: int) -> None:
+        execute_job(app, job_id)
+
+    @huey.periodic_task(crontab(minute="*"), name="recover_jobs")
+    def recover_task() -> None:
+        from .lifecycle import recover_jobs
+
+        with app.app_context():
+            recover_jobs()
+
+    app.extensions["huey"] = huey
+    app.extensions["huey_run_job"] = run_job_task
+    return huey
+
+
+def enqueue(app: Flask, job_id: int) -> None:
+    app.extensions["huey_run_job"](job_id)
+
+
+def execute_job(app: Flask, job_id: int) -> None:
+    """Claim and run one job in an app context, with a heartbeat thread beside it."""
+    from ...extensions import db
+    from .lifecycle import claim_job, finish_job
+    from .registry import JobCancelled, JobContext, handler_for
+
+    with app.app_context():
+        job = claim_job(job_id)
+        if job is None:
+            return
+        ctx = JobContext(job)
+        stop = threading.Event()
+        beat = threading.Thread(target=_heartbeat, args=(app, job_id, stop), daemon=True, name=f"heartbeat-{job_id}")
+        beat.start()
+        try:
+            result = handler_for(job.kind)(ctx)
+            finish_job(job_id, "done", result=result or {}, message="Finished")
+        except JobCancelled:
+            finish_job(job_id, "cancelled", message="Cancelled; resume to finish the remaining items")
+        except Exception as exc:  # a failed job records why instead of killing the worker
+            log.exception("job %s failed", job_id)
+            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            finish_job(job_id, "failed", error=detail, message="Failed")
+        finally:
+            stop.set()
+            beat.join(timeout=HEARTBEAT_SECONDS)
+            db.session.remove()
+
+
+def _heartbeat(app: Flask, job_id: int, stop: threading.Event) -> None:
+    from sqlalchemy import update
+
+    from ...extensions import db
+    from ...models import Job
+    from ...models.base import utcnow
+
+    interval = app.config.get("LEVAL_HEARTBEAT_SECONDS", HEARTBEAT_SECONDS)
+    while not stop.wait(interval):
+        with app.app_context():
+            try:
+                db.session.execute(
+                    update(Job).where(Job.id == job_id, Job.status == "running").values(heartbeat_at=utcnow())
+                )
+                db.session.commit()
+            except Exception:  # a busy database must not kill the heartbeat
+                db.session.rollback()
+                log.warning("heartbeat for job %s failed; will retry", job_id)
+            finally:
+                db.session.remove()
+
+
+class EmbeddedConsumer(Consumer):
+    """A consumer that runs beside the web server: it leaves signal handling to the server."""
+
+    def _set_signal_handlers(self) -> None:
+        return None
+
+
+def start_workers(app: Flask, workers: int) -> Consumer | None:
+    """Start `workers` job threads in this process; recover jobs left by a crash first."""
+    if workers <= 0:
+        return None
+    from .lifecycle import recover_jobs
+
+    with app.app_context():
+        recovered = recover_jobs(at_start=True)
+    if recovered:
+        log.warning("re-queued jobs left running by a stopped worker: %s", recovered)
+    consumer = EmbeddedConsumer(app.extensions["huey"], workers=workers, worker_type="thread",
+                                periodic=True, initial_delay=0.05, max_delay=1.0, check_worker_health=True)
+    consumer.start()
+    return consumer
+
+
+def run_worker(app: Flask, workers: int) -> None:
+    """Run workers in the foreground until interrupted (`python run.py worker`)."""
+    from .lifecycle import recover_jobs
+
+    with app.app_context():
+        recover_jobs(at_start=True)
+    consumer = app.extensions["huey"].create_consumer(
+        workers=max(workers, 1), worker_type="thread", periodic=True, initial_delay=0.05, max_delay=1.0
+    )
+    consumer.run()

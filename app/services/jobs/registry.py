@@ -1,0 +1,81 @@
+"""Job kinds and the context a handler runs with."""
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from sqlalchemy import select, update
+
+from ...extensions import db
+from ...models import Job
+from ...models.base import utcnow
+
+Handler = Callable[["JobContext"], dict | None]
+_HANDLERS: dict[str, Handler] = {}
+
+
+class JobCancelled(Exception):
+    """Raised inside a handler when a researcher cancelled the job."""
+
+
+def register(kind: str) -> Callable[[Handler], Handler]:
+    """Declare the function that runs jobs of this kind."""
+
+    def decorator(func: Handler) -> Handler:
+        _HANDLERS[kind] = func
+        return func
+
+    return decorator
+
+
+def handler_for(kind: str) -> Handler:
+    # Job kinds live in their feature modules; importing them registers the handlers.
+    from ... import job_kinds  # noqa: F401
+
+    try:
+        return _HANDLERS[kind]
+    except KeyError:
+        raise LookupError(f"no handler for job kind {kind!r}") from None
+
+
+def known_kinds() -> list[str]:
+    from ... import job_kinds  # noqa: F401
+
+    return sorted(_HANDLERS)
+
+
+class JobContext:
+    """What a handler may do: read params, report progress, notice cancellation."""
+
+    CANCEL_CHECK_SECONDS = 0.5
+
+    def __init__(self, job: Job):
+        self.job_id = job.id
+        self.kind = job.kind
+        self.params = dict(job.params or {})
+        self.created_by_id = job.created_by_id
+        self._last_cancel_check = 0.0
+        self._cancelled = False
+
+    def progress(self, done: int, total: int | None = None, message: str | None = None, *, commit: bool = True) -> None:
+        """Record progress and a heartbeat; commits the session so per-item results land with it."""
+        values: dict = {"done": done, "heartbeat_at": utcnow()}
+        if total is not None:
+            values["total"] = total
+        if message is not None:
+            values["message"] = message[:2000]
+        db.session.execute(update(Job).where(Job.id == self.job_id).values(**values))
+        if commit:
+            db.session.commit()
+
+    def cancelled(self) -> bool:
+        """Return True once cancellation was requested (checked at most twice a second)."""
+        now = time.monotonic()
+        if not self._cancelled and now - self._last_cancel_check >= self.CANCEL_CHECK_SECONDS:
+            self._last_cancel_check = now
+            self._cancelled = bool(db.session.scalar(select(Job.cancel_requested).where(Job.id == self.job_id)))
+        return self._cancelled
+
+    def raise_if_cancelled(self) -> None:
+        if self.cancelled():
+            raise JobCancelled()
