@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -232,6 +233,21 @@ def test_significance_threshold_for_seven_systems_is_0_714():
     assert stats.kendalltau(range(7), [1, 0, 2, 4, 3, 6, 5]).pvalue < 0.05  # tau = 15/21
     assert stats.kendalltau(range(7), [2, 0, 1, 4, 3, 6, 5]).pvalue > 0.05  # tau = 13/21
     assert min_significant_tau(4) is None  # even a perfect order is not significant
+
+
+@pytest.mark.parametrize("n", [5, 6, 9])
+def test_significance_threshold_matches_a_scan_of_permutations(n):
+    if n <= 6:
+        orders = itertools.permutations(range(n))  # every possible order
+    else:
+        rng = np.random.default_rng(n)
+        orders = (rng.permutation(n) for _ in range(1500))
+    significant = set()
+    for order in orders:
+        result = stats.kendalltau(range(n), order)
+        if result.pvalue < 0.05 and result.statistic > 0:
+            significant.add(round(result.statistic, 9))
+    assert min_significant_tau(n) == pytest.approx(min(significant))
 
 
 def test_length_instructed_systems_are_correlated_separately():

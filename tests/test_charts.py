@@ -147,6 +147,17 @@ def test_grouped_bars_hang_below_zero_for_negative_values():
         grouped_bar_chart(["a", "b"], [("s", [1.0])])
 
 
+def test_values_outside_the_given_range_stay_inside_the_plot():
+    root = parse(grouped_bar_chart(["a"], [("s", [2.5])], value_range=(-1, 1)))
+    (bar,) = find_class(root, "chart-bar", "rect")
+    top_tick = min(float(g.get("y1")) for g in find_class(root, "chart-grid", "line"))
+    assert float(bar.get("y")) == pytest.approx(top_tick, abs=0.02)
+    root = parse(mean_ci_chart([("a", 7.0, 6.0, 8.0)], value_range=(1, 5)))
+    (bar,) = find_class(root, "chart-bar", "rect")
+    right_tick = max(float(g.get("x1")) for g in find_class(root, "chart-grid", "line"))
+    assert float(bar.get("x")) + float(bar.get("width")) == pytest.approx(right_tick, abs=0.02)
+
+
 def test_rank_points_follow_ranks_and_ties_sit_between():
     root = parse(rank_chart(["Human", "F1"], [("a", [1, 1.5]), ("b", [2, 1.5]), ("c", [3, None])]))
     points = find_class(root, "chart-rank-point", "circle")

@@ -84,11 +84,12 @@ def mean_ci_chart(
         # Bars grow from zero, or from the nearest domain edge when zero is outside it (e.g. a 1-5 scale).
         start = scale(min(max(0.0, low), high))
         body.append(
-            rect(start, centre - BAR_THICKNESS / 2, scale(mean) - start, BAR_THICKNESS, "chart-bar", SERIES_COLOURS[0], tooltip)
+            rect(start, centre - BAR_THICKNESS / 2, scale.clamped(mean) - start, BAR_THICKNESS, "chart-bar",
+                 SERIES_COLOURS[0], tooltip)
         )
-        end = scale(mean)
+        end = scale.clamped(mean)
         if is_number(ci_low) and is_number(ci_high):
-            x1, x2 = scale(ci_low), scale(ci_high)
+            x1, x2 = scale.clamped(ci_low), scale.clamped(ci_high)
             body.append(line(x1, centre, x2, centre, "chart-errorbar", INK, 1.5))
             body.append(line(x1, centre - 5, x1, centre + 5, "chart-errorbar", INK, 1.5))
             body.append(line(x2, centre - 5, x2, centre + 5, "chart-errorbar", INK, 1.5))
@@ -200,9 +201,10 @@ def grouped_bar_chart(
                                  tooltip=f"{group}, {name}: no value"))
                 continue
             tooltip = f"{group}, {name}: {label_value(value, 3)}"
-            body.append(rect(x + 1, zero, bar_width - 2, y(value) - zero, f"chart-bar chart-series-{s}", colour, tooltip))
+            top_y = y.clamped(value)
+            body.append(rect(x + 1, zero, bar_width - 2, top_y - zero, f"chart-bar chart-series-{s}", colour, tooltip))
             offset = -8 if value >= 0 else 10
-            body.append(text(x + bar_width / 2, y(value) + offset, label_value(value), "chart-value", "middle"))
+            body.append(text(x + bar_width / 2, top_y + offset, label_value(value), "chart-value", "middle"))
         max_chars = max(int(group_width / 7), 4)
         body.append(text(left + (g + 0.5) * group_width, bottom + 16, truncate(group, max_chars), "chart-label",
                          "middle", tooltip=group))

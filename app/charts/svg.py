@@ -79,6 +79,11 @@ class LinearScale:
         fraction = 0.5 if span == 0 else (value - self.domain_low) / span
         return self.range_low + fraction * (self.range_high - self.range_low)
 
+    def clamped(self, value: float) -> float:
+        """Map a value, pinning it to the domain so out-of-range data cannot draw outside the plot."""
+        low, high = sorted((self.domain_low, self.domain_high))
+        return self(min(max(value, low), high))
+
 
 def nice_ticks(low: float, high: float, target: int = 5) -> list[float]:
     """Return round tick values (1, 2 or 5 times a power of ten) covering [low, high]."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from collections.abc import Iterable, Mapping
 from typing import Any, TypedDict
 
@@ -52,16 +53,20 @@ def index_of(values: Iterable[Any]) -> dict[Any, int]:
     return {value: position for position, value in enumerate(sorted(set(values)))}
 
 
+@lru_cache(maxsize=8)
 def resample_weights(n_units: int, n_resamples: int, seed: int) -> np.ndarray:
     """Draw bootstrap resamples of n_units as a (n_resamples, n_units) matrix of pick counts.
 
     Counts instead of index lists let every resampled statistic be a matrix product.
+    Cached and read-only: the per-system bootstraps all ask for the same draw.
     """
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, n_units, size=(n_resamples, n_units))
     offsets = (np.arange(n_resamples) * n_units)[:, None]
     counts = np.bincount((picks + offsets).ravel(), minlength=n_resamples * n_units)
-    return counts.reshape(n_resamples, n_units).astype(np.float64)
+    weights = counts.reshape(n_resamples, n_units).astype(np.float64)
+    weights.flags.writeable = False
+    return weights
 
 
 def percentile_interval(
