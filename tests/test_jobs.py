@@ -1,0 +1,166 @@
+"""Jobs: a real huey consumer runs them; progress, cancel, resume, duplicates and crash recovery."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+from sqlalchemy import select
+
+from app.extensions import db
+from app.models import Job, Setting
+from app.services.jobs import DuplicateJob, cancel_job, recover_jobs, register, resume_job, submit_job
+from app.services.jobs.queue import start_workers
+
+ITEMS = 6
+
+
+@register("test-count")
+def count_items(ctx):
+    """Mark items done one by one, skipping finished ones, as real metric jobs do."""
+    delay = ctx.params.get("delay", 0.0)
+    done = {s.key for s in db.session.scalars(select(Setting).where(Setting.key.like(f"job{ctx.job_id}:%")))}
+    for item in range(ITEMS):
+        ctx.raise_if_cancelled()
+        key = f"job{ctx.job_id}:{item}"
+        if key not in done:
+            time.sleep(delay)
+            db.session.merge(Setting(key=key, value=str(item * item)))
+        ctx.progress(item + 1, ITEMS, f"item {item}")
+    return {"sum": sum(i * i for i in range(ITEMS))}
+
+
+@register("test-fail")
+def always_fail(ctx):
+    raise RuntimeError("the input file is broken")
+
+
+def wait_for(app, job_id: int, statuses: tuple[str, ...], timeout: float = 15.0) -> Job:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with app.app_context():
+            job = db.session.get(Job, job_id)
+            if job.status in statuses:
+                db.session.expunge(job)
+                return job
+        time.sleep(0.05)
+    raise AssertionError(f"job {job_id} never reached {statuses}")
+
+
+@pytest.fixture
+def workers(app):
+    consumer = start_workers(app, 2)
+    yield consumer
+    consumer.stop(graceful=True)
+
+
+def submit(app, kind="test-count", **params) -> int:
+    with app.app_context():
+        return submit_job(kind, params).id
+
+
+def test_worker_runs_job_to_completion(app, workers):
+    job_id = submit(app)
+    job = wait_for(app, job_id, ("done",))
+    assert (job.done, job.total, job.result) == (ITEMS, ITEMS, {"sum": 55})
+    assert job.started_at and job.finished_at and job.heartbeat_at and job.attempts == 1
+    with app.app_context():
+        values = db.session.scalars(select(Setting.value).where(Setting.key.like(f"job{job_id}:%"))).all()
+        assert sorted(map(int, values)) == [i * i for i in range(ITEMS)]
+
+
+def test_failure_is_recorded(app, workers):
+    job = wait_for(app, submit(app, "test-fail"), ("failed",))
+    assert "RuntimeError: the input file is broken" in job.error
+
+
+def test_same_job_twice_is_refused(app):
+    submit(app, delay=0.0)
+    with app.app_context(), pytest.raises(DuplicateJob) as info:
+        submit_job("test-count", {"delay": 0.0})
+    assert "already queued" in str(info.value)
+    with app.app_context():
+        assert submit_job("test-count", {"delay": 0.01}).id  # other inputs are a new job
+
+
+def test_unknown_kind_is_refused(app):
+    with app.app_context(), pytest.raises(LookupError):
+        submit_job("no-such-kind", {})
+
+
+def test_cancel_then_resume_finishes_remaining_items(app, workers):
+    job_id = submit(app, delay=0.2)
+    wait_for(app, job_id, ("running",))
+    time.sleep(0.5)
+    with app.app_context():
+        cancel_job(db.session.get(Job, job_id))
+    job = wait_for(app, job_id, ("cancelled",))
+    assert 0 < job.done < ITEMS
+    with app.app_context():
+        finished_before = db.session.scalars(select(Setting).where(Setting.key.like(f"job{job_id}:%"))).all()
+        stamps = {s.key: s.updated_at for s in finished_before}
+        resume_job(db.session.get(Job, job_id))
+    job = wait_for(app, job_id, ("done",))
+    assert job.result == {"sum": 55} and job.attempts == 2
+    with app.app_context():
+        for setting in db.session.scalars(select(Setting).where(Setting.key.in_(list(stamps)))):
+            assert setting.updated_at == stamps[setting.key], "a finished item was recomputed"
+
+
+def test_cancel_queued_job_is_immediate(app):
+    job_id = submit(app)
+    with app.app_context():
+        job = cancel_job(db.session.get(Job, job_id))
+        assert job.status == "cancelled"
+
+
+def test_job_of_a_dead_worker_is_recovered(app):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    job_id = submit(app)
+    with app.app_context():
+        job = db.session.get(Job, job_id)
+        import socket
+
+        job.status, job.worker_id = "running", f"{socket.gethostname()}:{dead.pid}"
+        db.session.commit()
+    consumer = start_workers(app, 1)  # recovery runs first, as on `python run.py` start
+    try:
+        job = wait_for(app, job_id, ("done",))
+        assert job.result == {"sum": 55}
+    finally:
+        consumer.stop(graceful=True)
+
+
+def test_live_job_with_fresh_heartbeat_is_left_alone(app):
+    job_id = submit(app)
+    with app.app_context():
+        job = db.session.get(Job, job_id)
+        job.status, job.worker_id = "running", "another-host:1"
+        from app.models.base import utcnow
+
+        job.heartbeat_at = utcnow()
+        db.session.commit()
+        assert recover_jobs(at_start=True) == []
+        assert db.session.get(Job, job_id).status == "running"
+
+
+def test_jobs_pages_and_api(app, client, auth, workers):
+    job_id = submit(app)
+    wait_for(app, job_id, ("done",))
+    auth.login("researcher")
+    page = client.get("/jobs").get_data(as_text=True)
+    assert f"#{job_id}" in page and "test-count" in page
+    data = client.get(f"/api/jobs?ids={job_id}").get_json()
+    assert data["jobs"][0]["status"] == "done" and data["jobs"][0]["fraction"] == 1.0
+    assert client.get(f"/api/jobs/{job_id}").get_json()["result"] == {"sum": 55}
+
+
+def test_jobs_are_staff_only(app, client, auth):
+    job_id = submit(app)
+    auth.login("annotator")
+    assert client.get("/jobs").status_code == 403
+    assert client.get(f"/api/jobs/{job_id}").status_code == 403
+    token = auth.token()
+    assert client.post(f"/jobs/{job_id}/cancel", data={"csrf_token": token}).status_code == 403
