@@ -99,13 +99,21 @@ def compute_f1(predictions: list[str], references: list[list[str]]) -> float:
 _SCORER = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=False)
 
 
-def compute_rouge(predictions: list[str], references: list[list[str]]) -> dict[str, float]:
-    per_type: dict[str, list[float]] = {"rouge1": [], "rouge2": [], "rougeL": []}
+def compute_rouge_rows(predictions: list[str], references: list[list[str]]) -> list[dict[str, float]]:
+    """Per row: fmeasure x 100 for each type, maximised over the references type by type."""
+    rows = []
     for prediction, answers in zip(predictions, references):
         scored = [_SCORER.score(answer, prediction) for answer in answers]
-        for key in per_type:
-            per_type[key].append(max(s[key].fmeasure * 100 for s in scored))
-    result = {key: sum(values) / len(values) for key, values in per_type.items()}
+        rows.append({key: max(s[key].fmeasure * 100 for s in scored) for key in ("rouge1", "rouge2", "rougeL")})
+    return rows
+
+
+def compute_rouge(predictions: list[str], references: list[list[str]],
+                  rows_out: list | None = None) -> dict[str, float]:
+    rows = compute_rouge_rows(predictions, references)
+    if rows_out is not None:
+        rows_out.extend(rows)
+    result = {key: sum(row[key] for row in rows) / len(rows) for key in ("rouge1", "rouge2", "rougeL")}
     result["geometric_mean"] = (result["rouge1"] * result["rouge2"] * result["rougeL"]) ** (1.0 / 3.0)
     return result
 
@@ -212,11 +220,12 @@ def _round_all(metrics: dict[str, float]) -> dict[str, float]:
     return {key: round(value, 4) for key, value in metrics.items()}
 
 
-def evaluate_pred_file(path: Path, dispatch_name: str) -> dict[str, float]:
+def evaluate_pred_file(path: Path, dispatch_name: str, rouge_rows_out: list | None = None) -> dict[str, float]:
     """Score one L-Eval prediction file; ``dispatch_name`` plays the role of ``--pred_file``.
 
     Pass a path relative to the data root: the reference dispatches on
     substrings of the path, so an absolute path could mis-route a file.
+    ``rouge_rows_out`` receives the per-row ROUGE scores of a rouge file.
     """
     rows = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
     pred_key = next(key for key in rows[0] if "_pred" in key)
@@ -260,7 +269,7 @@ def evaluate_pred_file(path: Path, dispatch_name: str) -> dict[str, float]:
         return _round_all({"exact_match": compute_exact_match(predictions, references)})
     if config_name == "f1":
         return _round_all({"f1": compute_f1(predictions, references)})
-    rouge = compute_rouge(predictions, references)
+    rouge = compute_rouge(predictions, references, rouge_rows_out)
     return _round_all({
         "rouge1": rouge["rouge1"], "rouge2": rouge["rouge2"], "rougeL": rouge["rougeL"],
         "rouge_geo": rouge["geometric_mean"],
