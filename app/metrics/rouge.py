@@ -95,6 +95,11 @@ def best_rouge(prediction: str, references: Sequence[str], profile: str = OFFICI
     return {key: max(scores[key] * 100 for scores in per_reference) for key in ROUGE_TYPES}
 
 
+def rouge_l(prediction: str, reference: str, profile: str = OFFICIAL) -> float:
+    """Return 100 × the ROUGE-L F-measure of one prediction against one reference."""
+    return _lcs_f(rouge_tokens(reference, profile), rouge_tokens(prediction, profile)) * 100
+
+
 def package_rouge(prediction: str, references: Sequence[str]) -> dict[str, float]:
     """Score through the rouge-score package itself (slow; used as baseline and cross-check)."""
     from rouge_score import rouge_scorer
