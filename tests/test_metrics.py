@@ -9,9 +9,12 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import warnings
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.metrics import (
     METRIC_KEYS, PROFILES, QUIRKS, aggregate, describe_file, evaluate_file, evaluate_rows, resolve_profile,
@@ -119,6 +122,31 @@ def test_score_item_metric_groups():
     assert "rouge_geo" in score_item("news_summ", "rouge", "a", ["a"])
 
 
+_TASKS_AND_EVALUATIONS = [
+    ("coursera", "exam"), ("quality", "exam"), ("gsm100", "exam"), ("codeU", "exam"),
+    ("topic_retrieval_longchat", "exam"), ("sci_fi", "exam"), ("my_exam", "exam"), ("narrative_qa", "f1"),
+    ("news_summ", "rouge"), ("meeting_summ", "human"), ("cmrc_mixup_16k", "keyword_f1"),
+    ("loogle_SD_mixup_32k", "keyword_f1"),
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(_TASKS_AND_EVALUATIONS), st.sampled_from(PROFILES), st.text(max_size=80),
+       st.lists(st.text(max_size=60), min_size=1, max_size=3), st.one_of(st.none(), st.text(max_size=20)),
+       st.integers(min_value=0, max_value=500))
+def test_score_item_never_crashes_and_stays_on_the_0_100_scale(task_evaluation, profile, prediction, references,
+                                                                gold_ans, index):
+    task, evaluation = task_evaluation
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        item = score_item(task, evaluation, prediction, references, profile=profile, index=index,
+                          extra={"gold_ans": gold_ans})
+    scores = {k: v for k, v in item.items() if k not in ("pred_words", "ref_words", "group")}
+    assert scores, item
+    assert all(0.0 <= value <= 100.0 for value in scores.values()), item
+    assert item["pred_words"] >= 0 and item["ref_words"] >= 0
+
+
 def test_score_item_refuses_unknown_evaluations_and_profiles():
     with pytest.raises(ValueError, match="evaluation"):
         score_item("x", "bleu", "a", ["a"])
@@ -193,6 +221,7 @@ def test_describe_file_layouts(tmp_path):
     assert describe_file(tmp_path / "x" / "claude.pred.jsonl", [{"source": "news_summ"}]) == ("news_summ", "claude")
     assert describe_file(tmp_path / "x" / "claude.pred.jsonl", [{"source": "a"}, {"source": "b"}]) == ("mixed", "claude")
     assert describe_file(tmp_path / "glm" / "lic_mixup_128k.jsonl") == ("lic_mixup_128k", "glm")
+    assert describe_file(tmp_path / "llm_eval" / "gpt-3.5-turbo.pred.jsonl") == ("llm_eval", "gpt-3.5-turbo")
 
 
 def test_bad_files_are_refused_with_a_reason(tmp_path):

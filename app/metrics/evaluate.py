@@ -41,6 +41,20 @@ def _evaluation_key(evaluation: str) -> str:
     return key
 
 
+def _keyword_item(task: str, prediction: str, refs: list[str], extra: dict, profile: str) -> dict[str, float]:
+    if dataset_name(task) in UNSUPPORTED_DATASETS:
+        warnings.warn(f"{task}: LV-Eval scores it with ROUGE-L, which is not reproduced; no keyword_f1",
+                      stacklevel=3)
+        return {}
+    if not refs:
+        raise ValueError("keyword F1 needs an answer")
+    language, gated = dataset_settings(task, refs[0])
+    language = extra.get("language", language)
+    # LV-Eval scores the first answer only.
+    score = keyword_f1(prediction, refs[0], extra.get("gold_ans"), language=language, profile=profile, gated=gated)
+    return {"keyword_f1": 100.0 * score}
+
+
 def score_item(task: str, evaluation: str, prediction: str, references: Sequence[str] | str, *,
                profile: str = OFFICIAL, index: int | None = None, extra: dict | None = None) -> dict[str, float]:
     """Score one row with every metric its evaluation calls for, on the 0-100 scale.
@@ -51,7 +65,6 @@ def score_item(task: str, evaluation: str, prediction: str, references: Sequence
     profile = resolve_profile(profile)
     prediction = "" if prediction is None else str(prediction)
     refs = [references] if isinstance(references, str) else [str(r) for r in references]
-    extra = extra or {}
     item: dict[str, float] = {}
     for group in EVALUATIONS[_evaluation_key(evaluation)]:
         if group == "exam":
@@ -62,17 +75,8 @@ def score_item(task: str, evaluation: str, prediction: str, references: Sequence
             scores = best_rouge(prediction, refs, profile)
             item.update(scores)
             item["rouge_geo"] = geometric_mean(scores["rouge1"], scores["rouge2"], scores["rougeL"])
-        elif dataset_name(task) in UNSUPPORTED_DATASETS:
-            warnings.warn(f"{task}: LV-Eval scores it with ROUGE-L, which is not reproduced; no keyword_f1",
-                          stacklevel=2)
-        else:
-            if not refs:
-                raise ValueError("keyword F1 needs an answer")
-            language, gated = dataset_settings(task, refs[0])
-            language = extra.get("language", language)
-            # LV-Eval scores the first answer only.
-            item["keyword_f1"] = 100.0 * keyword_f1(prediction, refs[0], extra.get("gold_ans"),
-                                                    language=language, profile=profile, gated=gated)
+        elif group == "keyword_f1":
+            item.update(_keyword_item(task, prediction, refs, extra or {}, profile))
     item.update(length_item(prediction, refs, profile))
     return item
 
@@ -206,7 +210,8 @@ def describe_file(path: str | Path, rows: Sequence[dict] = ()) -> tuple[str, str
     """
     path = Path(path)
     name = path.name
-    stem = name[: -len(".pred.jsonl")] if name.endswith(".pred.jsonl") else name.split(".")[0]
+    suffix = next((s for s in (".pred.jsonl", ".jsonl", ".json") if name.endswith(s)), path.suffix)
+    stem = name[: len(name) - len(suffix)] if suffix else name
     folder = path.parent.name
     if is_known_task(stem):
         return stem, folder or stem
