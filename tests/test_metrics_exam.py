@@ -31,8 +31,8 @@ def test_normalisation_removes_punctuation_and_lowercase_articles_but_keeps_case
     ("B", "A", 0),
     ("3.0", "3", 1),  # numbers compare by value
     ("4", "3", 0),
-    ("I think it was The Role of music in it", "the role of music", 1),  # lowercased, spaces removed
-    ("something else", "the role of music", 0),
+    ("I think it was The History of kites here", "the history of kites", 1),  # lowercased, spaces removed
+    ("something else", "the history of kites", 0),
 ])
 @pytest.mark.parametrize("profile", ["official", "fixed"])
 def test_em_rule(prediction, answer, expected, profile):
@@ -54,9 +54,9 @@ def test_max_over_references_then_100_times():
 
 @pytest.mark.parametrize("response, official, fixed", [
     ("Based on the text, the answer is C.", "B", "C"),  # the first capital A-D is the B of "Based"
-    ("(C) Asa would not have escaped.", "C", "C"),
-    ("D) Sorry I don't know", "D", "D"),
-    ("C. knights", "C", "C"),
+    ("(C) The ship sank at dawn.", "C", "C"),
+    ("D) It rained all day", "D", "D"),
+    ("C. seven bridges", "C", "C"),
     ("A man walks in.", "A", ""),  # the article is not an option in the fixed profile
     ("I do not know.", "A", ""),  # upstream's random guess
     ("   ", "None", ""),
@@ -72,9 +72,9 @@ def test_single_answer_letters(response, official, fixed):
     ("B and D", "B", "BD"),  # a final letter with nothing after it is missed upstream
     ("ABCD", "ABCD", "ABCD"),
     ("DBA", "ABD", "ABD"),
-    ("A. CUT\nB. CROP\nD. TIDY", "ABD", "ABD"),
-    ("A. Asterisk (*) and B. Forward slash (/)", "AB", "AB"),
-    ("ROI uses profit. So the answer is A.", "A", "A"),
+    ("A. SUM\nB. COUNT\nD. MAX", "ABD", "ABD"),
+    ("A. Plus sign (+) and B. Minus sign (-)", "AB", "AB"),
+    ("Margins matter. So the answer is A.", "A", "A"),
     ("xDAy", "DA", ""),  # the reference's last-resort run of letters, unsorted
     ("Sorry, I cannot help.\nQuestion 2: C. maybe", "A", ""),  # text after "Question" is ignored
 ])
@@ -94,7 +94,7 @@ def test_answer_letters_come_from_the_first_word():
 @pytest.mark.parametrize("task, response, answer, official, fixed", [
     ("quality", "Based on the passage, the answer is C.", "(C) He left", 0.0, 100.0),
     ("quality", "I cannot tell.", "(A) Yes", 100.0, 0.0),  # the random guess scores
-    ("tpo", "B. the slope of the roofs", "B", 100.0, 100.0),
+    ("tpo", "B. the colour of the walls", "B", 100.0, 100.0),
     ("coursera", "A, B, C", "ABC", 25.0, 100.0),
     ("coursera", "A, C, D", "AD", 25.0, 0.0),  # C is wrong, so no partial credit
     ("coursera", "AC", "ABC", 25.0, 25.0),
@@ -109,7 +109,7 @@ def test_option_tasks(task, response, answer, official, fixed):
 
 
 @pytest.mark.parametrize("text, official, fixed", [
-    ("So he makes $294.67.\nThe answer is $294.67.", "294", "294.67"),
+    ("So she earns $41.75.\nThe answer is $41.75.", "41", "41.75"),
     ("The answer is -3.5", "3", "-3.5"),  # signs and decimals are lost
     ("The answer is 1,000.", "1000", "1000"),
     ("The answer is $ 18.", "", "18"),  # only the next token is read
@@ -122,7 +122,7 @@ def test_math_answer_extraction(text, official, fixed):
 
 
 @pytest.mark.parametrize("response, answer, official, fixed", [
-    ("The answer is $294.67.", "294", 100.0, 0.0),
+    ("The answer is $41.75.", "41", 100.0, 0.0),
     ("The answer is $ 18.", "18", 0.0, 100.0),
     ("The answer is 18.", "18", 100.0, 100.0),
     ("The answer is 18.00", "18", 100.0, 100.0),
@@ -147,9 +147,9 @@ def test_code_answer_cleaning():
     # "is" is removed inside "this" and "list" upstream, so the answer can never match.
     ("The final output is: this list", "this list", 0.0, 100.0),
     # A bare substring: "0" inside "10".
-    ("So the final output is [7, 8, 10].", "0", 100.0, 0.0),
+    ("So the final output is [4, 9, 10].", "0", 100.0, 0.0),
     # "The final output" with a capital T is missed upstream; the answer is then too far from the end.
-    ("The final output is [6, 15] which holds the row sums of both rows of the input array", "[6 15]", 0.0, 100.0),
+    ("The final output is [3, 12] which holds the column totals of both columns of the matrix", "[3 12]", 0.0, 100.0),
     ("the result is printed as [1, 2, 3]", "[1 2 3]", 100.0, 100.0),
     # An answer of A-D letters falls under the option rule upstream and earns partial credit.
     ("C", "CD", 25.0, 0.0),
@@ -165,8 +165,8 @@ def test_codeu_rows(response, answer, official, fixed):
 def test_topic_rows_are_grouped_by_index_mod_3_and_group_scores_rounded_upstream():
     # Group 0 gets 0 of 3 right, groups 1 and 2 get 2 of 3: 0, 66.67, 66.67.
     right = {1, 2, 4, 5}
-    items = [score_item("topic_retrieval_longchat", "exam", "The role of music" if i in right else "no idea",
-                        ["The role of music"], index=i) for i in range(9)]
+    items = [score_item("topic_retrieval_longchat", "exam", "The history of kites" if i in right else "no idea",
+                        ["The history of kites"], index=i) for i in range(9)]
     assert [item["group"] for item in items[:4]] == [0.0, 1.0, 2.0, 0.0]
     group_means = [0.0, 200 / 3, 200 / 3]
     official = aggregate("topic_retrieval_longchat", items)["exact_match"]

@@ -41,14 +41,15 @@ def test_dataset_name_strips_the_length_suffix_and_picks_language_and_gate():
 
 
 @pytest.mark.parametrize("profile, expected", [
-    # keywords: dani, rodrik, harvard, economist -> 1 of 4 recalled = 0.25.
-    # Code gate 0.2 passes; F1 against the answer "dani rodrik": P = 1/1, R = 1/2.
+    # keywords: ada, lovelace, london, mathematician -> 1 of 4 recalled = 0.25.
+    # Code gate 0.2 passes; F1 against the answer "ada lovelace": P = 1/1, R = 1/2.
     ("official", f1(1.0, 0.5)),
     # Paper gate 0.4 fails.
     ("fixed", 0.0),
 ])
 def test_english_recall_threshold(profile, expected):
-    score = keyword_f1("Rodrik", "Dani Rodrik", "Dani Rodrik Harvard economist", language="en", profile=profile)
+    score = keyword_f1("Lovelace", "Ada Lovelace", "Ada Lovelace London mathematician", language="en",
+                       profile=profile)
     assert score == pytest.approx(expected)
 
 
@@ -173,7 +174,7 @@ def _row(pred: str, answer: str, gold: str | None) -> dict:
 
 def test_lveval_rows_score_the_first_answer_and_average_on_the_0_100_scale():
     rows = [
-        _row("Rodrik", "Dani Rodrik", "Dani Rodrik Harvard economist"),  # F1 2/3 under the code gate
+        _row("Lovelace", "Ada Lovelace", "Ada Lovelace London mathematician"),  # F1 2/3 under the code gate
         _row("Paris", "London", "London"),  # gate fails: 0
     ]
     result = evaluate_rows(rows, task="hotpotwikiqa_mixup_16k", system="m")

@@ -73,7 +73,7 @@ _STANDALONE_LETTER_RE = re.compile(r"(?<![A-Za-z0-9'’])(" + _LONE_LETTER + ")"
 _LETTER_RUN = r"(?:[B-D]|A(?!\s+[a-z]))(?:(?:[\s,;&/+(\[)\]]|\band\b|\bor\b)*(?:[B-D]|A(?!\s+[a-z])))*(?![A-Za-z0-9'’])"
 _LEADING_RUN_RE = re.compile(r"^[\s(\[*\"'“]*(" + _LETTER_RUN + ")")
 _STATED_RUN_RE = re.compile(r"(?i:answers?|options?|choices?)\s*(?i:is|are)?\s*:?\s*[(\[]?(" + _LETTER_RUN + ")")
-# An option label such as "B." or "(C)" followed by its text: "A. Asterisk and B. Slash".
+# An option label such as "B." or "(C)" followed by its text: "A. Plus sign and B. Minus sign".
 _OPTION_LABEL_RE = re.compile(r"(?<![A-Za-z0-9'’(\[])[(\[]?([A-D])[)\].:](?=\s|$)")
 
 

@@ -38,7 +38,7 @@ QUIRKS: tuple[dict, ...] = (
            "Same.", changed=False),
     _quirk("gsm_signs_decimals", "exact_match",
            "gsm100 keeps the digits before the first '.', dropping signs and decimals: \"-3.5\" gives 3 "
-           "and \"$294.67\" matches 294.",
+           "and \"$41.75\" matches 41.",
            "The signed decimal number is extracted and compared by value."),
     _quirk("gsm_answer_phrase", "exact_match",
            "\"The answer is\" is matched case-sensitively and only the next token is read "
