@@ -1,0 +1,233 @@
+"""Per-row scoring, per-file aggregation and prediction-file reading."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from .exam import exam_item, task_kind
+from .f1 import best_f1
+from .length import length_item, length_summary
+from .lveval import LVEVAL_DATASETS, UNSUPPORTED_DATASETS, dataset_name, dataset_settings, keyword_f1
+from .profiles import OFFICIAL, resolve_profile
+from .rouge import best_rouge, geometric_mean
+
+# File-level metric keys, in display order.
+METRIC_KEYS = ("exact_match", "f1", "rouge1", "rouge2", "rougeL", "rouge_geo", "keyword_f1",
+               "avg_words", "delta_words")
+# The `evaluation` values a row may carry, mapped to the metric groups they get.
+EVALUATIONS = {
+    "exam": ("exam",),
+    "f1": ("f1",),
+    "rouge": ("rouge",),
+    "human": ("f1", "rouge"),  # for the metric-versus-human analysis
+    "llm": ("f1", "rouge"),
+    "keyword_f1": ("keyword_f1",),
+}
+LEVAL_TASKS = frozenset({
+    "coursera", "gsm100", "quality", "topic_retrieval_longchat", "tpo", "codeU", "sci_fi",
+    "financial_qa", "gov_report_summ", "legal_contract_qa", "meeting_summ", "multidoc_qa", "narrative_qa",
+    "natural_question", "news_summ", "paper_assistant", "patent_summ", "review_summ", "scientific_qa",
+    "tv_show_summ",
+})
+
+
+def _evaluation_key(evaluation: str) -> str:
+    key = evaluation.strip().lower()
+    if key not in EVALUATIONS:
+        raise ValueError(f"unknown evaluation {evaluation!r}; expected one of {sorted(EVALUATIONS)}")
+    return key
+
+
+def _keyword_item(task: str, prediction: str, refs: list[str], extra: dict, profile: str) -> dict[str, float]:
+    if dataset_name(task) in UNSUPPORTED_DATASETS:
+        warnings.warn(f"{task}: LV-Eval scores it with ROUGE-L, which is not reproduced; no keyword_f1",
+                      stacklevel=3)
+        return {}
+    if not refs:
+        raise ValueError("keyword F1 needs an answer")
+    language, gated = dataset_settings(task, refs[0])
+    language = extra.get("language", language)
+    # LV-Eval scores the first answer only.
+    score = keyword_f1(prediction, refs[0], extra.get("gold_ans"), language=language, profile=profile, gated=gated)
+    return {"keyword_f1": 100.0 * score}
+
+
+def score_item(task: str, evaluation: str, prediction: str, references: Sequence[str] | str, *,
+               profile: str = OFFICIAL, index: int | None = None, extra: dict | None = None) -> dict[str, float]:
+    """Score one row with every metric its evaluation calls for, on the 0-100 scale.
+
+    ``index`` is the row's position in its file (topic_retrieval_longchat groups rows by
+    index mod 3).  ``extra`` carries LV-Eval's ``gold_ans`` and may force ``language``.
+    """
+    profile = resolve_profile(profile)
+    prediction = "" if prediction is None else str(prediction)
+    refs = [references] if isinstance(references, str) else [str(r) for r in references]
+    item: dict[str, float] = {}
+    for group in EVALUATIONS[_evaluation_key(evaluation)]:
+        if group == "exam":
+            item.update(exam_item(task, prediction, refs, profile, index))
+        elif group == "f1":
+            item["f1"] = best_f1(prediction, refs, profile)
+        elif group == "rouge":
+            scores = best_rouge(prediction, refs, profile)
+            item.update(scores)
+            item["rouge_geo"] = geometric_mean(scores["rouge1"], scores["rouge2"], scores["rougeL"])
+        elif group == "keyword_f1":
+            item.update(_keyword_item(task, prediction, refs, extra or {}, profile))
+    item.update(length_item(prediction, refs, profile))
+    return item
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _exact_match(task: str, items: list[dict[str, float]], profile: str) -> float | None:
+    scored = [item for item in items if "exact_match" in item]
+    if not scored:
+        return None
+    kind = task_kind(task)
+    official = profile == OFFICIAL
+    # Upstream rounds each part to 4 decimals before averaging the parts.
+    settle = (lambda value: round(value, 4)) if official else (lambda value: value)
+    if kind == "topic":
+        groups: dict[int, list[float]] = {}
+        for position, item in enumerate(scored):
+            group = int(item.get("group", position % 3))
+            groups.setdefault(group, []).append(item["exact_match"])
+        return _mean([settle(_mean(groups[g])) for g in sorted(groups)])
+    if kind == "judge" and all("loyalty" in item and "fact" in item for item in scored):
+        loyalty = settle(_mean([item["loyalty"] for item in scored]))
+        fact = settle(_mean([item["fact"] for item in scored]))
+        return (loyalty + fact) / 2
+    return _mean([item["exact_match"] for item in scored])
+
+
+def aggregate(task: str, items: Sequence[dict[str, float]], *, profile: str = OFFICIAL) -> dict[str, float]:
+    """Combine per-row items into file-level metrics exactly as the reference scripts do, rounded to 4 decimals."""
+    profile = resolve_profile(profile)
+    items = list(items)
+    metrics: dict[str, float] = {}
+    exact_match = _exact_match(task, items, profile)
+    if exact_match is not None:
+        metrics["exact_match"] = exact_match
+    for key in ("f1", "rouge1", "rouge2", "rougeL", "keyword_f1"):
+        values = [item[key] for item in items if key in item]
+        if values:
+            metrics[key] = _mean(values)
+    if all(key in metrics for key in ("rouge1", "rouge2", "rougeL")):
+        # L-Eval's summary is the geometric mean of the averages, not the average of per-row means.
+        metrics["rouge_geo"] = geometric_mean(metrics["rouge1"], metrics["rouge2"], metrics["rougeL"])
+    metrics.update(length_summary(items))
+    return {key: round(metrics[key], 4) for key in METRIC_KEYS if key in metrics}
+
+
+# --- rows and files ---------------------------------------------------------------
+
+
+def _prediction_key(row: dict, preferred: str | None) -> str | None:
+    if preferred is not None and preferred in row:
+        return preferred
+    return next((key for key in row if "_pred" in key), None)
+
+
+def _is_lveval_row(row: dict) -> bool:
+    return "answers" in row and "pred" in row and "gt" not in row
+
+
+def row_to_case(row: dict, position: int, preferred_key: str | None = None,
+                evaluation_override: str | None = None) -> dict[str, Any] | None:
+    """Turn one file row into {evaluation, prediction, references, extra}; None for rows that are not scored."""
+    if not isinstance(row, dict):
+        raise ValueError(f"row {position}: expected a JSON object")
+    if _is_lveval_row(row):
+        answers = row["answers"]
+        references = [answers] if isinstance(answers, str) else list(answers)
+        return {"evaluation": evaluation_override or "keyword_f1", "prediction": row["pred"],
+                "references": references[:1], "extra": {"gold_ans": row.get("gold_ans")}}
+    key = _prediction_key(row, preferred_key)
+    if key is None or "gt" not in row:
+        raise ValueError(f"row {position}: neither an L-Eval row (gt, <model>_pred) nor an LV-Eval row (answers, pred)")
+    evaluation = evaluation_override or row.get("evaluation")
+    if not isinstance(evaluation, str) or evaluation.strip().lower() not in EVALUATIONS:
+        return None  # e.g. rows meant for another evaluation; upstream skips them too
+    gt = row["gt"]
+    return {"evaluation": evaluation, "prediction": row[key],
+            "references": [gt] if isinstance(gt, str) else list(gt), "extra": {}}
+
+
+def evaluate_rows(rows: Iterable[dict], *, task: str, system: str | None = None, profile: str = OFFICIAL,
+                  evaluation_override: str | None = None) -> dict[str, Any]:
+    """Score the rows of one prediction file; returns {task, system, profile, n, skipped, metrics}."""
+    profile = resolve_profile(profile)
+    if evaluation_override is not None:
+        _evaluation_key(evaluation_override)
+    rows = list(rows)
+    # Upstream reads the prediction key off the first row.
+    preferred_key = _prediction_key(rows[0], None) if rows and isinstance(rows[0], dict) else None
+    items, skipped = [], 0
+    for position, row in enumerate(rows):
+        case = row_to_case(row, position, preferred_key, evaluation_override)
+        if case is None:
+            skipped += 1
+            continue
+        items.append(score_item(task, case["evaluation"], case["prediction"], case["references"],
+                                profile=profile, index=position, extra=case["extra"]))
+    return {"task": task, "system": system, "profile": profile, "n": len(items), "skipped": skipped,
+            "metrics": aggregate(task, items, profile=profile)}
+
+
+def read_rows(path: str | Path) -> list[dict]:
+    """Read a JSON-lines prediction file (or a JSON array), reporting the line of any bad JSON."""
+    text = Path(path).read_text(encoding="utf-8")
+    if text.lstrip().startswith("["):
+        return json.loads(text)
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}: line {number} is not valid JSON: {error.msg}") from error
+    return rows
+
+
+def is_known_task(name: str) -> bool:
+    """Tell whether a file stem names an L-Eval task or an LV-Eval dataset."""
+    base = dataset_name(name)
+    return name in LEVAL_TASKS or base in LVEVAL_DATASETS or base in UNSUPPORTED_DATASETS
+
+
+def describe_file(path: str | Path, rows: Sequence[dict] = ()) -> tuple[str, str]:
+    """Return (task, system) for a prediction file.
+
+    ``<system>/<task>.pred.jsonl`` (and LV-Eval's ``<system>/<dataset>_<len>.jsonl``) when the
+    stem is a known task; otherwise the stem is the system and the task comes from the rows'
+    ``source`` (or the folder name when they carry none).
+    """
+    path = Path(path)
+    name = path.name
+    suffix = next((s for s in (".pred.jsonl", ".jsonl", ".json") if name.endswith(s)), path.suffix)
+    stem = name[: len(name) - len(suffix)] if suffix else name
+    folder = path.parent.name
+    if is_known_task(stem):
+        return stem, folder or stem
+    sources = {row.get("source") for row in rows if isinstance(row, dict) and row.get("source")}
+    if len(sources) == 1:
+        return str(sources.pop()), stem
+    return ("mixed" if sources else folder or "unknown"), stem
+
+
+def evaluate_file(path: str | Path, *, profile: str = OFFICIAL, task: str | None = None,
+                  system: str | None = None, evaluation_override: str | None = None) -> dict[str, Any]:
+    """Score one prediction file; returns {file, task, system, profile, n, skipped, metrics}."""
+    rows = read_rows(path)
+    if not rows:
+        raise ValueError(f"{path}: no rows")
+    guessed_task, guessed_system = describe_file(path, rows)
+    result = evaluate_rows(rows, task=task or guessed_task, system=system or guessed_system, profile=profile,
+                           evaluation_override=evaluation_override)
+    return {"file": str(path), **result}
