@@ -38,7 +38,12 @@ def create_app(config: dict | None = None) -> Flask:
     from .auth import bp as auth_bp
     from .core import bp as core_bp
 
+    from .auth.ratelimit import FailureLimiter
     from .security import init_security
+
+    app.extensions["login_limiter"] = FailureLimiter(
+        limit=app.config.get("LEVAL_LOGIN_FAILURES_PER_MINUTE", 10), window_seconds=60.0
+    )
 
     init_security(app)
     app.register_blueprint(core_bp)

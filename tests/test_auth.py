@@ -77,3 +77,19 @@ def test_session_cookie_flags(client, auth):
     response = auth.login("admin")
     cookie = response.headers.get("Set-Cookie", "")
     assert "HttpOnly" in cookie and "SameSite=Lax" in cookie
+
+
+def test_failed_logins_are_rate_limited(client, auth):
+    for _ in range(10):
+        assert auth.login("researcher", "wrong-password").status_code == 401
+    response = auth.login("researcher", "wrong-password")
+    assert response.status_code == 429 and int(response.headers["Retry-After"]) > 0
+    # Even the right password waits until the window passes: guessing gains nothing.
+    assert auth.login("researcher").status_code == 429
+    assert auth.login("admin").status_code == 429  # same IP
+
+
+def test_successful_login_resets_the_user_counter(client, auth):
+    for _ in range(5):
+        auth.login("admin", "wrong-password")
+    assert auth.login("admin").status_code == 302

@@ -2,7 +2,9 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from flask import flash, redirect, render_template, request, url_for
+import math
+
+from flask import current_app, flash, redirect, render_template, request, url_for
 from flask_login import current_user, login_user, logout_user
 
 from ..extensions import db
@@ -28,10 +30,21 @@ def login():
         return redirect(url_for("core.index"))
     form = LoginForm()
     if form.validate_on_submit():
-        user = find_user(form.username.data.strip())
+        username = form.username.data.strip()
+        keys = (f"user:{username.lower()}", f"ip:{request.remote_addr}")
+        limiter = current_app.extensions["login_limiter"]
+        wait = limiter.blocked(*keys)
+        if wait:
+            flash(f"Too many failed sign-ins. Try again in {math.ceil(wait)} seconds.", "error")
+            response = current_app.make_response((render_template("auth/login.html", form=form), 429))
+            response.headers["Retry-After"] = str(math.ceil(wait))
+            return response
+        user = find_user(username)
         if user is None or not user.check_password(form.password.data):
+            limiter.record_failure(*keys)
             flash("Wrong username or password.", "error")
             return render_template("auth/login.html", form=form), 401
+        limiter.reset(f"user:{username.lower()}")
         if not user.active:
             flash("This account is deactivated. Ask an admin to reactivate it.", "error")
             return render_template("auth/login.html", form=form), 403
