@@ -25,13 +25,28 @@ def row(name: str, value: float, unit: str, target: str, baseline: float | None,
             "baseline_name": baseline_name, "ratio": ratio}
 
 
+def _fmt(value, unit: str = "") -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        text = f"{value:.4g}" if abs(value) < 1000 else f"{value:,.0f}"
+    else:
+        text = str(value)
+    return f"{text} {unit}".strip()
+
+
 def print_table(rows: list[dict]) -> None:
-    header = f"{'measure':58} {'value':>10} {'target':>12} {'baseline':>10} {'ratio':>8}"
+    """Print rows as one aligned table; tolerant of missing fields."""
+    header = f"{'measure':60} {'figure':>14} {'target':>14} {'baseline':>14} {'ratio':>9}"
     print(header)
     print("-" * len(header))
     for r in rows:
-        base = f"{r['baseline']:.3f}" if r["baseline"] is not None else "-"
-        ratio = f"{r['ratio']:.2f}x" if r["ratio"] is not None else "-"
-        print(f"{r['name'][:58]:58} {r['value']:>9.3f}{r['unit'][:1] if r['unit']=='s' else ''} {r['target']:>12} {base:>10} {ratio:>8}")
+        unit = r.get("unit", "") or ""
+        ratio = r.get("ratio")
+        ratio_text = f"{ratio:.2f}x" if isinstance(ratio, (int, float)) else "-"
+        target = r.get("target")
+        target_text = target if isinstance(target, str) else _fmt(target, unit)
+        print(f"{str(r.get('name', ''))[:60]:60} {_fmt(r.get('value'), unit):>14} {target_text:>14} "
+              f"{_fmt(r.get('baseline'), unit):>14} {ratio_text:>9}")
         if r.get("baseline_name"):
-            print(f"{'':58}   baseline: {r['baseline_name']}")
+            print(f"{'':60}   baseline: {r['baseline_name']}")

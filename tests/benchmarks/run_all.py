@@ -1,0 +1,59 @@
+"""Run every benchmark and print one table: measure, figure, target, same-run baseline, ratio.
+
+Usage: python tests/benchmarks/run_all.py [--only import,metrics] [--json FILE]
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import SHARED_LEVAL, print_table  # noqa: E402
+
+BENCHMARKS = ("import", "metrics", "pages", "load", "judge", "results")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--only", default="", help="comma-separated subset of: " + ", ".join(BENCHMARKS))
+    parser.add_argument("--json", type=Path, help="also write the rows as JSON")
+    args = parser.parse_args()
+    chosen = [b for b in BENCHMARKS if not args.only or b in args.only.split(",")]
+    if not (SHARED_LEVAL / "Predictions").is_dir():
+        print(f"SKIPPED: L-Eval data not found at {SHARED_LEVAL}; the benchmarks measure on it.")
+        return 0
+    rows, failures = [], []
+    for name in chosen:
+        started = time.perf_counter()
+        print(f"== bench_{name}", flush=True)
+        try:
+            module = importlib.import_module(f"bench_{name}")
+            produced = module.run() or []
+        except SystemExit:
+            produced = []
+        except Exception:
+            traceback.print_exc()
+            failures.append(name)
+            continue
+        for row in produced:
+            row.setdefault("benchmark", name)
+        rows.extend(produced)
+        print(f"   ({time.perf_counter() - started:.1f} s)", flush=True)
+    print()
+    print_table(rows)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2))
+    if failures:
+        print("failed:", ", ".join(failures))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
