@@ -1,5 +1,8 @@
 from flask_wtf import FlaskForm
-from wtforms import BooleanField, FloatField, IntegerField, PasswordField, SelectField, StringField, SubmitField, TextAreaField
+from wtforms import (
+    BooleanField, FloatField, IntegerField, PasswordField, SelectChoice, SelectField, StringField, SubmitField,
+    TextAreaField,
+)
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional
 
 from ..services.judge.runner import DEFAULT_CONCURRENCY
@@ -10,7 +13,7 @@ from ..services.judging.settings import MAX_CONCURRENCY
 class LaunchForm(FlaskForm):
     system = SelectField("System under test", validators=[DataRequired()])
     baseline = SelectField("Baseline", validators=[DataRequired()])
-    scope = SelectField("Questions", choices=list(SCOPES.items()), default=DEFAULT_SCOPE)
+    scope = SelectField("Questions", choices=[SelectChoice(k, v) for k, v in SCOPES.items()], default=DEFAULT_SCOPE)
     judge_model = StringField("Judge model", validators=[DataRequired(), Length(max=120)])
     prompt_id = SelectField("Prompt version", coerce=int)
     temperature = FloatField("Temperature", default=0.0, validators=[InputRequired(), NumberRange(0, 2)])

@@ -3,6 +3,7 @@ from __future__ import annotations
 from flask import abort, flash, jsonify, redirect, render_template, request, url_for
 from flask_login import current_user
 from sqlalchemy import select
+from wtforms import SelectChoice
 
 from ..extensions import db
 from ..models import Job, JudgePrompt, System
@@ -29,10 +30,10 @@ def _system_names() -> list[str]:
 def _launch_form() -> LaunchForm:
     form = LaunchForm()
     names = _system_names()
-    form.system.choices = [(n, n) for n in names]
-    form.baseline.choices = [(n, n) for n in names]
+    form.system.choices = [SelectChoice(n) for n in names]
+    form.baseline.choices = [SelectChoice(n) for n in names]
     prompts = list_prompts()
-    form.prompt_id.choices = [(p.id, f"{p.name} v{p.version}") for p in prompts]
+    form.prompt_id.choices = [SelectChoice(str(p.id), f"{p.name} v{p.version}") for p in prompts]
     if not form.is_submitted():
         baseline = default_baseline() or (names[1] if len(names) > 1 else None)
         form.baseline.data = baseline
@@ -103,7 +104,7 @@ def win_rates_json():
 def settings():
     current = load_settings()
     form = SettingsForm()
-    form.baseline.choices = [("", "turbo-16k-0613 when imported")] + [(n, n) for n in _system_names()]
+    form.baseline.choices = [SelectChoice("", "turbo-16k-0613 when imported")] + [SelectChoice(n) for n in _system_names()]
     if form.validate_on_submit():
         try:
             save_settings(base_url=form.base_url.data or "", api_key=form.api_key.data or None,
