@@ -209,6 +209,26 @@ def test_the_budget_stops_the_job_cleanly_and_a_larger_budget_finishes(judge_app
     assert finished.result["wins"] == EXPECTED["wins"] and stub.calls == 12
 
 
+def test_the_budget_is_cumulative_over_a_cancel_and_resume(judge_app, stub, worker):
+    stub.usage, stub.latency_s = (100, 50), 0.3
+    with judge_app.app_context():
+        save_settings(prices_json=json.dumps({"judge-test": [2000, 1000]}))
+    job_id = start(judge_app, model="judge-test", concurrency=1, budget_usd=2.0)  # 8 calls at most
+    wait(judge_app, job_id, ("running",), until=lambda job: job.done >= 2)
+    with judge_app.app_context():
+        cancel_job(db.session.get(Job, job_id))
+    cancelled = wait(judge_app, job_id, ("cancelled",))
+    assert cancelled.result["api_calls"] < 8
+
+    stub.latency_s = 0.0
+    with judge_app.app_context():
+        resume_job(db.session.get(Job, job_id))
+    done = wait(judge_app, job_id)
+    # The resumed attempt spends only what the first left: 8 calls in all, not 8 more.
+    assert done.result["stopped"] == "budget" and done.result["cost_usd"] == pytest.approx(2.0)
+    assert done.result["api_calls"] == 8 == stub.calls
+
+
 def test_a_budget_needs_a_price(judge_app):
     from app.services.judging import JudgeRunError
 

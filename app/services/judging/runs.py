@@ -7,17 +7,20 @@ cumulative over a job's attempts, and so is its budget: a resumed job spends onl
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from ...extensions import db
 from ...models import Job, JudgePrompt
 from ...models.base import utcnow
 from ..jobs import JobCancelled, JobContext, register, submit_job
 from ..jobs.lifecycle import params_hash
-from ..judge import CostEstimate, JudgmentResult, RunSummary, cost_usd, estimate, price_for, run_judgments
+from ..judge import (
+    CostEstimate, JudgmentResult, PromptTemplate, RunSummary, cost_usd, estimate, price_for, run_judgments,
+)
 from .pairs import JudgePair, PairError, build_pairs, inputs_fingerprint, system_named
 from .prompts import as_template, get_prompt
 from .reports import JOB_KIND, RunSpec
@@ -37,6 +40,8 @@ class JudgmentsFailed(RuntimeError):
 
 @dataclass
 class PreparedRun:
+    """A checked run: its spec, prompt version, current pairs and the settings to call with."""
+
     spec: RunSpec
     prompt: JudgePrompt
     pairs: list[JudgePair]
@@ -45,7 +50,7 @@ class PreparedRun:
     baseline_id: int | None
 
     @property
-    def template(self):
+    def template(self) -> PromptTemplate:
         return as_template(self.prompt)
 
     def cache(self, job_id: int | None = None) -> DBJudgeCache:
@@ -91,6 +96,7 @@ def dry_run(spec: RunSpec) -> dict[str, Any]:
 
 
 def job_params(run: PreparedRun, *, concurrency: int, budget_usd: float | None, source: str = "web") -> dict:
+    """Return a judge job's params: the spec, how to run it, and a fingerprint of what it judges."""
     return {**run.spec.params(), "concurrency": concurrency, "budget_usd": budget_usd, "pairs": len(run.pairs),
             "fingerprint": inputs_fingerprint(run.pairs, run.template), "source": source}
 
@@ -109,11 +115,13 @@ def launch(spec: RunSpec, *, concurrency: int, budget_usd: float | None, user_id
 
 
 def _previous_usage(job: Job | None) -> dict[str, Any]:
-    result = (job.result or {}) if job is not None else {}
-    return {key: result.get(key, 0) for key in USAGE_KEYS} | {"cost_usd": result.get("cost_usd", 0.0)}
+    """Return the usage a job recorded in earlier attempts (zeros for a new job)."""
+    result = (job.result if job is not None else None) or {}
+    return {key: result.get(key, 0) for key in USAGE_KEYS}
 
 
 def _add_usage(before: dict[str, Any], summary: RunSummary) -> dict[str, Any]:
+    # cost_usd is None for a model without a price: tokens only, then and now.
     cost = None if summary.cost_usd is None else (before["cost_usd"] or 0.0) + summary.cost_usd
     return {"api_calls": before["api_calls"] + summary.api_calls,
             "prompt_tokens": before["prompt_tokens"] + summary.prompt_tokens,
@@ -129,7 +137,8 @@ def summary_result(summary: RunSummary, usage: dict[str, Any], pairs: int) -> di
 
 
 def execute(run: PreparedRun, *, concurrency: int, budget_usd: float | None, job_id: int | None = None,
-            on_progress=None, cancel: threading.Event | None = None) -> RunSummary:
+            on_progress: Callable[[int, JudgmentResult], None] | None = None,
+            cancel: threading.Event | None = None) -> RunSummary:
     """Judge a prepared run through the API with the DB cache; every call's row is committed as it lands."""
     cache = run.cache(job_id)
     done = 0
@@ -200,7 +209,7 @@ def record_finished_run(run: PreparedRun, summary: RunSummary, *, concurrency: i
     params = job_params(run, concurrency=concurrency, budget_usd=budget_usd, source="cli")
     digest = params_hash(JOB_KIND, params)
     job = db.session.scalars(
-        db.select(Job).where(Job.params_hash == digest, Job.status.in_(("done", "failed", "cancelled")))
+        select(Job).where(Job.params_hash == digest, Job.status.in_(("done", "failed", "cancelled")))
         .order_by(Job.id.desc()).limit(1)
     ).first()
     if job is None:
