@@ -154,7 +154,8 @@ def test_exhausted_retries_become_error_rows_that_resume_retries(judge_app, stub
     failed = wait(judge_app, job_id, ("failed",))
 
     assert "1 of 12 judgments failed" in failed.error and "resume" in failed.error
-    assert failed.result["errors"] == 1 and failed.result["wins"] + failed.result["losses"] + failed.result["ties"] == 11
+    assert failed.result["errors"] == 1
+    assert failed.result["wins"] + failed.result["losses"] + failed.result["ties"] == 11
     errors = [row for row in judgments(judge_app) if row.verdict is None]
     assert len(errors) == 1 and "InternalServerError" in errors[0].error
 

@@ -104,7 +104,8 @@ def win_rates_json():
 def settings():
     current = load_settings()
     form = SettingsForm()
-    form.baseline.choices = [SelectChoice("", "turbo-16k-0613 when imported")] + [SelectChoice(n) for n in _system_names()]
+    form.baseline.choices = [SelectChoice("", "turbo-16k-0613 when imported"),
+                             *(SelectChoice(n) for n in _system_names())]
     if form.validate_on_submit():
         try:
             save_settings(base_url=form.base_url.data or "", api_key=form.api_key.data or None,

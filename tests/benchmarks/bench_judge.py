@@ -150,7 +150,8 @@ def _timed_job_runs(latency_s: float, concurrency: int) -> tuple[float, dict[str
                     return job
             time.sleep(0.01)
 
-    with tempfile.TemporaryDirectory() as instance, StubOpenAIServer(policy=overlap_policy, latency_s=latency_s) as stub:
+    stub_server = StubOpenAIServer(policy=overlap_policy, latency_s=latency_s)
+    with tempfile.TemporaryDirectory() as instance, stub_server as stub:
         app = create_app({"INSTANCE_PATH": instance})
         with app.app_context():
             upgrade()

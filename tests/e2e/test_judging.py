@@ -30,7 +30,8 @@ def judged_server(tmp_path):
 def expected_rates() -> tuple[float, float, int]:
     """Return the L-Eval and FastChat win % and the inconsistent pairs the stand-in judge will give."""
     folder = DEMO_PATH / "human_eval"
-    system, baseline = read_pred_file(folder / f"{SYSTEM}.pred.jsonl"), read_pred_file(folder / f"{BASELINE}.pred.jsonl")
+    system = read_pred_file(folder / f"{SYSTEM}.pred.jsonl")
+    baseline = read_pred_file(folder / f"{BASELINE}.pred.jsonl")
     points = {"A": 1.0, "C": 0.5, "B": 0.0}
     verdict_points, pair_points, inconsistent = [], [], 0
     for key, answer in system.items():

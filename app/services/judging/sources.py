@@ -74,7 +74,8 @@ def side_from_file(path: Path) -> Side:
     report = import_rows(path, name, "predictions", rows, raw)
     counts = report.counts
     if report.error or counts.get("conflicts") or counts.get("unmatched"):
-        why = report.error["message"] if report.error else f"{counts.get('conflicts', 0)} rows differ from stored predictions"
+        why = (report.error["message"] if report.error
+               else f"{counts.get('conflicts', 0)} rows differ from stored predictions")
         side.notes.append(f"{name}: read only, not linked to system {system_name!r} ({why})")
         return side
     system = system_named(system_name)
@@ -121,7 +122,8 @@ def side_from_system(system: System, scope: str) -> Side:
     answers: dict[str, Answer] = {}
     for question, text, line in db.session.execute(stmt):
         # The same (query, gt) can be a question in two collections; the first in scope order wins.
-        answers.setdefault(question.match_key, Answer(question.instruction, question.reference, text, line, question.id))
+        answers.setdefault(question.match_key,
+                           Answer(question.instruction, question.reference, text, line, question.id))
     return Side(label=system.name, answers=answers, system=system)
 
 

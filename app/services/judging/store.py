@@ -22,7 +22,8 @@ IN_CHUNK = 500  # keys per IN (...) query, well under every database's parameter
 def result_from_row(row: LLMJudgment) -> JudgmentResult:
     """Return the stored judgment as the runner's result type."""
     return JudgmentResult(
-        pair_id=row.question_id or 0, order=row.order, verdict=row.verdict, raw_reply=row.raw_reply,  # type: ignore[arg-type]
+        pair_id=row.question_id or 0, order=row.order, verdict=row.verdict,  # type: ignore[arg-type]
+        raw_reply=row.raw_reply,
         prompt_tokens=row.prompt_tokens, completion_tokens=row.completion_tokens, latency_ms=row.latency_ms,
         error=row.error, model=row.judge_model, cache_key=row.cache_key,
     )
