@@ -454,3 +454,33 @@ def test_win_rates_per_judge_model_and_prompt_version(judge_app, stub, worker):
         assert win_rates([SYSTEM], baseline="other") == {}
         local = db.session.scalars(select(Job).where(Job.params["judge_model"].as_string() == "local-llama")).one()
         assert local.result["cost_usd"] is None and local.result["prompt_tokens"] > 0
+
+
+def test_a_row_stored_meanwhile_by_another_job_is_updated_not_duplicated(judge_app, monkeypatch):
+    from app.services.judge import JudgmentResult
+    from app.services.judging import DBJudgeCache
+
+    def result(verdict, error=None):
+        return JudgmentResult("p", "AB", verdict, f"reply {verdict}", 10, 5, 1.0, error, "gpt-4", "k" * 64)
+
+    with judge_app.app_context():
+        cache = DBJudgeCache(pairs={}, judge_model="gpt-4", prompt_id=None, temperature=0.0)
+        cache.record(result(None, "a failed call"))
+        db.session.commit()
+        # The other job's row is invisible to the first lookup, as in a race between two workers.
+        real_row, hidden = DBJudgeCache._row, [True]
+
+        def racing_lookup(key):
+            return None if hidden and hidden.pop() else real_row(key)
+
+        monkeypatch.setattr(DBJudgeCache, "_row", staticmethod(racing_lookup))
+        cache.put("k" * 64, result("A"))
+        db.session.commit()
+        assert not hidden, "the racing lookup was not used"
+        [row] = db.session.scalars(select(LLMJudgment)).all()
+        assert (row.verdict, row.error, row.raw_reply) == ("A", None, "reply A")
+        assert cache.get("k" * 64).verdict == "A"
+
+        cache.record(result(None, "a late failure"))  # never replaces a verdict
+        db.session.commit()
+        assert db.session.scalars(select(LLMJudgment)).one().verdict == "A"
