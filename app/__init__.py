@@ -67,6 +67,7 @@ NAV_ITEMS = (
     ("jobs.index", "Jobs", True),
     ("results.leaderboard", "Leaderboard", True),
     ("results.human", "Results", True),
+    ("judging.index", "Judge", True),
 )
 
 
@@ -85,7 +86,7 @@ def _register_optional_blueprints(app: Flask) -> None:
     """Register area blueprints; each package exposes `bp`."""
     import importlib
 
-    for area in ("annotate", "predictions", "jobs", "results", "admin"):
+    for area in ("annotate", "predictions", "jobs", "results", "admin", "judging"):
         try:
             module = importlib.import_module(f"{__name__}.{area}")
         except ModuleNotFoundError as exc:

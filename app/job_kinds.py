@@ -1,1 +1,2 @@
 """Import every module that registers a job kind, so workers know all handlers."""
+from .services.judging import runs as judging_runs  # noqa: F401  (job kind "judge")

@@ -52,7 +52,13 @@ def serve(host: str, port: int, debug: bool, threads: int) -> None:
     """Upgrade the database, load the demo on first run, and serve the app."""
     bootstrap()
     app = current_app._get_current_object()
-    run_server(app, host, port, debug=debug, threads=threads)
+    # Jobs (metrics, judge runs) execute in this process unless LEVAL_WORKERS=0.
+    consumer = start_workers(app, app.config["LEVAL_WORKERS"])
+    try:
+        run_server(app, host, port, debug=debug, threads=threads)
+    finally:
+        if consumer is not None:
+            consumer.stop()
 
 
 COMMANDS = [serve]

@@ -1,0 +1,130 @@
+"""The judge command: pairwise LLM judging of two prediction sets, synchronously."""
+from __future__ import annotations
+
+import json
+
+import click
+from flask.cli import with_appcontext
+
+from ..services.judge import price_for
+from ..services.judging import DEFAULT_SCOPE, SCOPES, PairError, PromptError, RunSpec, load_settings
+from ..services.judging.pairs import JudgePair, build_pairs
+from ..services.judging.prompts import current_prompt, prompt_by_version
+from ..services.judging.runs import PreparedRun, execute, record_finished_run
+from ..services.judging.sources import Side, match_sides, resolve_side
+from .common import upgrade_database
+
+
+@click.command("judge")
+@with_appcontext
+@click.argument("pred", metavar="PRED_FILE_OR_SYSTEM")
+@click.option("--battle-with", "battle", required=True, metavar="FILE_OR_SYSTEM",
+              help="The baseline: a .pred.jsonl file or a system in the database (L-Eval uses turbo-16k-0613).")
+@click.option("--judge-model", default=None, help="Judge model name [default: the settings' model, else gpt-4].")
+@click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1, 64), help="Parallel API calls.")
+@click.option("--budget-usd", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Stop launching calls once this much is spent (needs a price for the model).")
+@click.option("--scope", type=click.Choice(list(SCOPES)), default=DEFAULT_SCOPE, show_default=True,
+              help="Which questions to take from a system named in the database.")
+@click.option("--prompt-version", type=click.IntRange(min=1), default=None, help="Prompt version [default: newest].")
+@click.option("--temperature", type=click.FloatRange(0, 2), default=0.0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the counts, win rates and usage as JSON.")
+def judge_command(pred: str, battle: str, judge_model: str | None, concurrency: int, budget_usd: float | None,
+                  scope: str, prompt_version: int | None, temperature: float, as_json: bool) -> None:
+    """Judge PRED against the baseline in both orders and print the win rate.
+
+    Pairs are matched by (query, gt); a repeated pair in a file is an error. Judgments are
+    cached in the database, so running again makes no API call for pairs already judged.
+    """
+    upgrade_database()
+    settings = load_settings()
+    model = judge_model or settings.model
+    try:
+        prompt = current_prompt() if prompt_version is None else prompt_by_version(prompt_version)
+        system_side, baseline_side = resolve_side(pred, scope=scope), resolve_side(battle, scope=scope)
+    except (PairError, PromptError) as exc:
+        raise click.ClickException(str(exc)) from None
+    if system_side.system is not None and baseline_side.system is not None \
+            and system_side.system.id == baseline_side.system.id:
+        raise click.ClickException("a system cannot be judged against itself")
+    pairs, unpaired_system, unpaired_baseline = match_sides(system_side, baseline_side)
+    for note in system_side.notes + baseline_side.notes:
+        click.echo(note, err=True)
+    if unpaired_system or unpaired_baseline:
+        click.echo(f"{unpaired_system} answers of {system_side.label} and {unpaired_baseline} of "
+                   f"{baseline_side.label} have no counterpart and are not judged", err=True)
+    if not pairs:
+        raise click.ClickException(f"{system_side.label} and {baseline_side.label} share no (query, gt) pair")
+    if budget_usd is not None and price_for(model, settings.prices) is None:
+        raise click.ClickException(f"no price for {model!r}: add it to the price table to use --budget-usd")
+
+    spec = RunSpec(system_side.label, baseline_side.label, model, prompt.id, temperature, scope)
+    canonical = _database_pairs(system_side, baseline_side, pairs, scope)
+    if canonical is not None:
+        spec, pairs = RunSpec(spec.system, spec.baseline, model, prompt.id, temperature, canonical[0]), canonical[1]
+    run = PreparedRun(spec, prompt, pairs, settings,
+                      system_side.system.id if system_side.system else None,
+                      baseline_side.system.id if baseline_side.system else None)
+    try:
+        summary = execute(run, concurrency=concurrency, budget_usd=budget_usd)
+    except ValueError as exc:  # no key and no base URL, or a budget without a price
+        raise click.ClickException(str(exc)) from None
+    job = None
+    if canonical is not None:
+        job = record_finished_run(run, summary, concurrency=concurrency, budget_usd=budget_usd)
+    if as_json:
+        click.echo(json.dumps(summary.to_cli_json()))
+        return
+    _print_summary(run, summary, job.id if job else None)
+
+
+def _database_pairs(system: Side, baseline: Side, pairs: list[JudgePair], preferred: str
+                    ) -> tuple[str, list[JudgePair]] | None:
+    """Return (scope, pairs) when the run is exactly a database run of the two systems, else None.
+
+    Only such runs are recorded as judge jobs: their win rate is then recomputed from the
+    stored predictions like any web run's.
+    """
+    if system.system is None or baseline.system is None or any(p.question_id is None for p in pairs):
+        return None
+    wanted = {_signature(p) for p in pairs}
+    for scope in dict.fromkeys([preferred, *SCOPES]):
+        candidate = build_pairs(system.system, baseline.system, scope)
+        if len(candidate) == len(pairs) and {_signature(p) for p in candidate} == wanted:
+            return scope, candidate
+    return None
+
+
+def _signature(pair: JudgePair) -> tuple:
+    item = pair.item
+    return pair.question_id, item.question, item.reference, item.system_answer, item.baseline_answer
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f}%"
+
+
+def _print_summary(run: PreparedRun, summary, job_id: int | None) -> None:
+    agg = summary.aggregate()
+    spec = run.spec
+    click.echo(f"{spec.system} vs {spec.baseline}: {len(run.pairs)} pairs in both orders; judge {spec.judge_model}, "
+               f"prompt {run.prompt.name} v{run.prompt.version}, temperature {spec.temperature:g}")
+    click.echo(f"L-Eval win rate:   {_percent(agg.win_rate)}  (wins {agg.wins}, losses {agg.losses}, ties {agg.ties}; "
+               f"{agg.errors} errors dropped)")
+    consistency = "n/a" if agg.consistency is None else f"{100 * agg.consistency:.1f}%"
+    click.echo(f"FastChat win rate: {_percent(agg.win_rate_fastchat)}  ({agg.inconsistent} inconsistent pairs "
+               f"counted as ties; position consistency {consistency})")
+    if agg.ci_low is not None:
+        click.echo(f"Bootstrap 95% interval (L-Eval): {agg.ci_low:.1f}% to {agg.ci_high:.1f}%")
+    cost = "price unknown" if summary.cost_usd is None else f"${summary.cost_usd:.4f}"
+    click.echo(f"API calls {summary.api_calls}, cached {summary.cached}; tokens {summary.prompt_tokens} prompt + "
+               f"{summary.completion_tokens} completion; cost {cost}")
+    if summary.stopped == "budget":
+        click.echo(f"Stopped at the budget: {summary.skipped} judgments not made; run again with a larger budget.")
+    if summary.errors:
+        click.echo(f"{summary.errors} judgments failed (kept as error rows); run again to retry them.")
+    if job_id is not None:
+        click.echo(f"Recorded as judge run #{job_id}.")
+
+
+COMMANDS = [judge_command]

@@ -1,0 +1,160 @@
+from __future__ import annotations
+
+from flask import abort, flash, jsonify, redirect, render_template, request, url_for
+from flask_login import current_user
+from sqlalchemy import select
+from wtforms import SelectChoice
+
+from ..extensions import db
+from ..models import Job, JudgePrompt, System
+from ..security import staff_required
+from ..services.jobs import DuplicateJob
+from ..services.judge import LEVAL_INSTRUCTION
+from ..services.judging import (
+    JOB_KIND, SCOPES, JudgeRunError, PairError, PromptError, RunSpec, SettingsError, create_version,
+    current_prompt, default_baseline, dry_run, judge_jobs, launch, list_prompts, load_settings, run_report,
+    save_settings, win_rates,
+)
+from ..services.judging.prompts import get_prompt
+from ..services.judging.settings import prices_as_json, stored_values
+from . import bp
+from .forms import LaunchForm, PromptForm, SettingsForm
+
+RUNS_SHOWN = 100
+
+
+def _system_names() -> list[str]:
+    return list(db.session.scalars(select(System.name).order_by(System.name)))
+
+
+def _launch_form() -> LaunchForm:
+    form = LaunchForm()
+    names = _system_names()
+    form.system.choices = [SelectChoice(n) for n in names]
+    form.baseline.choices = [SelectChoice(n) for n in names]
+    prompts = list_prompts()
+    form.prompt_id.choices = [SelectChoice(str(p.id), f"{p.name} v{p.version}") for p in prompts]
+    if not form.is_submitted():
+        baseline = default_baseline() or (names[1] if len(names) > 1 else None)
+        form.baseline.data = baseline
+        form.system.data = next((n for n in names if n != baseline), None)
+        form.judge_model.data = load_settings().model
+        form.prompt_id.data = current_prompt().id
+    return form
+
+
+def _spec(form: LaunchForm) -> RunSpec:
+    return RunSpec(system=form.system.data, baseline=form.baseline.data, judge_model=form.judge_model.data.strip(),
+                   prompt_id=form.prompt_id.data, temperature=float(form.temperature.data), scope=form.scope.data)
+
+
+@bp.route("/", methods=["GET", "POST"])
+@staff_required
+def index():
+    form = _launch_form()
+    estimate = None
+    if form.validate_on_submit():
+        spec = _spec(form)
+        try:
+            if form.launch.data:
+                job = launch(spec, concurrency=form.concurrency.data, budget_usd=form.budget_usd.data,
+                             user_id=current_user.id)
+                flash(f"Judge run #{job.id} queued.", "info")
+                return redirect(url_for("judging.run", job_id=job.id))
+            estimate = dry_run(spec)
+        except DuplicateJob as exc:
+            flash(f"The same run is already {exc.job.status}: judge run #{exc.job.id}.", "info")
+            return redirect(url_for("judging.run", job_id=exc.job.id))
+        except JudgeRunError as exc:
+            flash(str(exc), "error")
+    elif form.is_submitted():
+        flash("Check the highlighted fields.", "error")
+    jobs = judge_jobs(limit=RUNS_SHOWN)
+    prompts = {p.id: p for p in db.session.scalars(select(JudgePrompt))}
+    return render_template("judging/index.html", form=form, estimate=estimate, jobs=jobs, prompts=prompts,
+                           scopes=SCOPES, settings=load_settings())
+
+
+@bp.get("/runs/<int:job_id>")
+@staff_required
+def run(job_id: int):
+    job = db.session.get(Job, job_id)
+    if job is None or job.kind != JOB_KIND:
+        abort(404)
+    spec = RunSpec.from_params(job.params)
+    report, problem = None, None
+    try:
+        report = run_report(spec)
+    except PairError as exc:
+        problem = str(exc)
+    stale = report is not None and report.fingerprint != job.params.get("fingerprint")
+    return render_template("judging/run.html", job=job, spec=spec, report=report, problem=problem, stale=stale,
+                           result=job.result or {}, scopes=SCOPES, settings=load_settings())
+
+
+@bp.get("/win-rates.json")
+@staff_required
+def win_rates_json():
+    names = request.args.getlist("system") or None
+    return jsonify(win_rates(names, baseline=request.args.get("baseline") or None))
+
+
+@bp.route("/settings", methods=["GET", "POST"])
+@staff_required
+def settings():
+    current = load_settings()
+    form = SettingsForm()
+    form.baseline.choices = [SelectChoice("", "turbo-16k-0613 when imported"),
+                             *(SelectChoice(n) for n in _system_names())]
+    if form.validate_on_submit():
+        try:
+            save_settings(base_url=form.base_url.data or "", api_key=form.api_key.data or None,
+                          clear_api_key=form.clear_api_key.data, model=form.model.data or "",
+                          baseline=form.baseline.data or "", max_retries=form.max_retries.data,
+                          timeout_s=form.timeout_s.data, prices_json=form.prices.data)
+        except SettingsError as exc:
+            flash(str(exc), "error")
+        else:
+            flash("Judge settings saved.", "info")
+            return redirect(url_for("judging.settings"))
+    elif form.is_submitted():
+        flash("Check the highlighted fields.", "error")
+    else:
+        stored = stored_values()
+        form.base_url.data = stored.get("base_url", "")
+        form.model.data = current.model
+        form.baseline.data = current.baseline
+        form.max_retries.data = current.max_retries
+        form.timeout_s.data = current.timeout_s
+        form.prices.data = prices_as_json(current.prices)
+    return render_template("judging/settings.html", form=form, settings=current)
+
+
+@bp.get("/prompts")
+@staff_required
+def prompts():
+    return render_template("judging/prompts.html", prompts=list_prompts(), instruction=LEVAL_INSTRUCTION,
+                           current=current_prompt())
+
+
+@bp.route("/prompts/<int:prompt_id>", methods=["GET", "POST"])
+@staff_required
+def prompt(prompt_id: int):
+    base = get_prompt(prompt_id)
+    if base is None:
+        abort(404)
+    form = PromptForm()
+    if form.validate_on_submit():
+        try:
+            created = create_version(base, system_text=form.system_text.data, user_template=form.user_template.data,
+                                     user_id=current_user.id)
+        except PromptError as exc:
+            flash(str(exc), "error")
+        else:
+            flash(f"Saved {created.name} v{created.version}; v{base.version} is unchanged.", "info")
+            return redirect(url_for("judging.prompt", prompt_id=created.id))
+    elif not form.is_submitted():
+        form.system_text.data = base.system_text
+        form.user_template.data = base.user_template
+    return render_template("judging/prompt.html", prompt=base, form=form, instruction=LEVAL_INSTRUCTION,
+                           has_instruction=LEVAL_INSTRUCTION in base.system_text + base.user_template)

@@ -1,0 +1,175 @@
+"""Judge settings kept in the Setting table: endpoint, API key, limits, defaults and prices.
+
+Environment variables OPENAI_BASE_URL and OPENAI_API_KEY are the defaults; a value saved
+in the settings page wins. The key is stored so the worker can use it, but it is never
+rendered back, logged, put in job params or exported: pages show `masked_key` only.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+from sqlalchemy import select
+
+from ...extensions import db
+from ...models import Setting
+from ..judge import DEFAULT_PRICES, ModelPrice, make_client, mask_api_key
+from ..judge.runner import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S
+
+PREFIX = "judge."
+KEYS = ("base_url", "api_key", "model", "baseline", "max_retries", "timeout_s", "prices")
+DEFAULT_JUDGE_MODEL = "gpt-4"
+# L-Eval reports win rates against this system unless told otherwise.
+LEVAL_BASELINE = "turbo-16k-0613"
+MAX_CONCURRENCY = 64
+
+
+class SettingsError(ValueError):
+    """A settings value that cannot be saved."""
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    base_url: str
+    api_key: str
+    model: str
+    baseline: str
+    max_retries: int
+    timeout_s: float
+    prices: dict[str, ModelPrice]
+    base_url_source: str  # "settings", "environment" or "" (OpenAI's default endpoint)
+    api_key_source: str
+
+    @property
+    def masked_key(self) -> str:
+        """Return the key's display form, never the key itself."""
+        return mask_api_key(self.api_key)
+
+    def client(self) -> openai.OpenAI:
+        """Build the OpenAI client for these settings (retries honour Retry-After)."""
+        return make_client(self.base_url or None, self.api_key or None,
+                           max_retries=self.max_retries, timeout=self.timeout_s)
+
+    def __repr__(self) -> str:  # keep the key out of tracebacks and debug logs
+        return f"JudgeSettings(base_url={self.base_url!r}, api_key={self.masked_key!r}, model={self.model!r})"
+
+
+def stored_values() -> dict[str, str]:
+    """Return the values saved in the settings page (no environment defaults)."""
+    rows = db.session.scalars(select(Setting).where(Setting.key.in_([PREFIX + k for k in KEYS])))
+    return {row.key[len(PREFIX):]: row.value for row in rows}
+
+
+def load_settings() -> JudgeSettings:
+    """Return the effective settings: saved values over environment over defaults."""
+    stored = stored_values()
+    base_url, base_source = _with_env(stored.get("base_url", ""), "OPENAI_BASE_URL")
+    api_key, key_source = _with_env(stored.get("api_key", ""), "OPENAI_API_KEY")
+    return JudgeSettings(
+        base_url=base_url,
+        api_key=api_key,
+        model=stored.get("model") or DEFAULT_JUDGE_MODEL,
+        baseline=stored.get("baseline") or "",
+        max_retries=int(stored.get("max_retries") or DEFAULT_MAX_RETRIES),
+        timeout_s=float(stored.get("timeout_s") or DEFAULT_TIMEOUT_S),
+        prices=parse_prices(stored["prices"]) if stored.get("prices") else dict(DEFAULT_PRICES),
+        base_url_source=base_source,
+        api_key_source=key_source,
+    )
+
+
+def _with_env(saved: str, variable: str) -> tuple[str, str]:
+    if saved:
+        return saved, "settings"
+    from_env = os.environ.get(variable, "")
+    return from_env, ("environment" if from_env else "")
+
+
+def parse_prices(text: str) -> dict[str, ModelPrice]:
+    """Parse a price table {"model": [prompt_usd_per_1M, completion_usd_per_1M]}."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SettingsError(f"price table is not valid JSON: {exc.msg} (line {exc.lineno})") from None
+    if not isinstance(data, dict):
+        raise SettingsError('price table must be a JSON object: {"model": [prompt, completion]}')
+    prices: dict[str, ModelPrice] = {}
+    for model, pair in data.items():
+        if not (isinstance(pair, list) and len(pair) == 2 and all(_is_price(v) for v in pair)):
+            raise SettingsError(f"price of {model!r} must be [prompt, completion] USD per 1M tokens, both >= 0")
+        prices[str(model)] = ModelPrice(float(pair[0]), float(pair[1]))
+    return prices
+
+
+def _is_price(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+
+
+def prices_as_json(prices: dict[str, ModelPrice]) -> str:
+    """Return the price table as the editable JSON text."""
+    return json.dumps({m: [p.prompt_per_million, p.completion_per_million] for m, p in prices.items()}, indent=2)
+
+
+def save_settings(
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    clear_api_key: bool = False,
+    model: str | None = None,
+    baseline: str | None = None,
+    max_retries: int | None = None,
+    timeout_s: float | None = None,
+    prices_json: str | None = None,
+) -> None:
+    """Validate and store the given settings; None leaves a value unchanged.
+
+    An empty `api_key` keeps the stored key (the form never shows it); `clear_api_key` removes it.
+    """
+    values: dict[str, str] = {}
+    if base_url is not None:
+        base_url = base_url.strip()
+        if base_url and not base_url.startswith(("http://", "https://")):
+            raise SettingsError("base URL must start with http:// or https://")
+        values["base_url"] = base_url
+    if clear_api_key:
+        values["api_key"] = ""
+    elif api_key:
+        values["api_key"] = api_key.strip()
+    if model is not None:
+        values["model"] = model.strip()
+    if baseline is not None:
+        values["baseline"] = baseline.strip()
+    if max_retries is not None:
+        if not 0 <= max_retries <= 20:
+            raise SettingsError("max retries must be between 0 and 20")
+        values["max_retries"] = str(max_retries)
+    if timeout_s is not None:
+        if not 0 < timeout_s <= 3600:
+            raise SettingsError("timeout must be between 0 and 3600 seconds")
+        values["timeout_s"] = repr(float(timeout_s))
+    if prices_json is not None:
+        values["prices"] = prices_as_json(parse_prices(prices_json))
+    for key, value in values.items():
+        setting = db.session.get(Setting, PREFIX + key)
+        if setting is None:
+            db.session.add(Setting(key=PREFIX + key, value=value))
+        else:
+            setting.value = value
+    db.session.commit()
+
+
+def check_concurrency(concurrency: int) -> int:
+    """Return a valid concurrency or raise SettingsError."""
+    if not 1 <= concurrency <= MAX_CONCURRENCY:
+        raise SettingsError(f"concurrency must be between 1 and {MAX_CONCURRENCY}")
+    return concurrency
+
+
+__all__ = [
+    "DEFAULT_CONCURRENCY", "DEFAULT_JUDGE_MODEL", "JudgeSettings", "LEVAL_BASELINE", "SettingsError",
+    "check_concurrency", "load_settings", "parse_prices", "prices_as_json", "save_settings",
+]
