@@ -43,17 +43,21 @@ def run_server(app: Flask, host: str, port: int, *, debug: bool = False, threads
 
 
 @click.command("serve")
-@with_appcontext
 @click.option("--host", default=DEFAULT_HOST, show_default=True)
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=int)
 @click.option("--debug", is_flag=True, help="Use Flask's development server with debugging.")
 @click.option("--threads", default=8, show_default=True, type=int)
-def serve(host: str, port: int, debug: bool, threads: int) -> None:
-    """Upgrade the database, load the demo on first run, and serve the app."""
+@click.option("--workers", default=None, type=int, help="Job worker threads beside the server (default LEVAL_WORKERS; 0 = none).")
+@with_appcontext
+def serve(host: str, port: int, debug: bool, threads: int, workers: int | None) -> None:
+    """Upgrade the database, load the demo on first run, start job workers and serve the app."""
     bootstrap()
     app = current_app._get_current_object()
-    # Jobs (metrics, judge runs) execute in this process unless LEVAL_WORKERS=0.
-    consumer = start_workers(app, app.config["LEVAL_WORKERS"])
+    count = app.config["LEVAL_WORKERS"] if workers is None else workers
+    # Jobs (metrics, judge runs) execute in this process unless the count is 0.
+    consumer = start_workers(app, count)
+    if consumer is not None:
+        click.echo(f"Started {count} job worker(s).")
     try:
         run_server(app, host, port, debug=debug, threads=threads)
     finally:
@@ -61,4 +65,16 @@ def serve(host: str, port: int, debug: bool, threads: int) -> None:
             consumer.stop()
 
 
-COMMANDS = [serve]
+@click.command("worker")
+@click.option("--workers", default=None, type=int, help="Worker threads (default LEVAL_WORKERS, at least 1).")
+@with_appcontext
+def worker(workers: int | None) -> None:
+    """Run job workers on their own, without the web server."""
+    upgrade_database()
+    app = current_app._get_current_object()
+    count = max(app.config["LEVAL_WORKERS"] if workers is None else workers, 1)
+    click.echo(f"Running {count} job worker(s); Ctrl+C stops.", err=True)
+    run_worker(app, count)
+
+
+COMMANDS = [serve, worker]
