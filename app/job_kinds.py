@@ -1,1 +1,2 @@
 """Import every module that registers a job kind, so workers know all handlers."""
+from .services.metric_scores import jobs as metric_jobs  # noqa: F401

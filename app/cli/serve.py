@@ -22,6 +22,12 @@ def bootstrap() -> None:
         report = demo.load_demo()
         if report.failed:
             raise click.ClickException(f"demo data failed to import: {report.failed[0].error}")
+        # Score the demo now (a second or two), so the leaderboard is not empty on first start.
+        from ..services.metric_scores import score_unscored_systems
+
+        scored = score_unscored_systems()
+        if scored:
+            click.echo(f"Scored the demo systems' metrics: {', '.join(scored)}")
     created = ensure_admin()
     if created:
         user, password = created
@@ -52,7 +58,27 @@ def serve(host: str, port: int, debug: bool, threads: int) -> None:
     """Upgrade the database, load the demo on first run, and serve the app."""
     bootstrap()
     app = current_app._get_current_object()
-    run_server(app, host, port, debug=debug, threads=threads)
+    workers = app.config.get("LEVAL_WORKERS", 0)
+    consumer = start_workers(app, workers)
+    if consumer is not None:
+        click.echo(f"Started {workers} background job worker(s) (LEVAL_WORKERS)")
+    try:
+        run_server(app, host, port, debug=debug, threads=threads)
+    finally:
+        if consumer is not None:
+            consumer.stop(graceful=False)
 
 
-COMMANDS = [serve]
+@click.command("worker")
+@with_appcontext
+@click.option("--workers", type=int, default=None, help="Worker threads (default: LEVAL_WORKERS, at least 1).")
+def worker(workers: int | None) -> None:
+    """Run background job workers only, without the web server."""
+    upgrade_database()
+    app = current_app._get_current_object()
+    count = max(workers if workers is not None else app.config.get("LEVAL_WORKERS", 1), 1)
+    click.echo(f"Running {count} job worker(s); Ctrl+C to stop")
+    run_worker(app, count)
+
+
+COMMANDS = [serve, worker]
