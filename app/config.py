@@ -45,6 +45,9 @@ def build_config(instance: Path, overrides: dict | None = None) -> dict:
         "UPLOAD_FOLDER": str(instance / "uploads"),
         "QUEUE_PATH": str(instance / "queue.db"),
         "MAX_CONTENT_LENGTH": int(os.environ.get("LEVAL_MAX_UPLOAD_MB", "50")) * 1024 * 1024,
+        # A zip may expand far beyond its upload size; cap what we are willing to unpack.
+        "LEVAL_MAX_UNZIPPED_MB": int(os.environ.get("LEVAL_MAX_UNZIPPED_MB", "500")),
+        "LEVAL_MAX_ZIP_MEMBERS": int(os.environ.get("LEVAL_MAX_ZIP_MEMBERS", "1000")),
         "SESSION_COOKIE_HTTPONLY": True,
         "SESSION_COOKIE_SAMESITE": "Lax",
         "REMEMBER_COOKIE_HTTPONLY": True,

@@ -22,6 +22,12 @@ def bootstrap() -> None:
         report = demo.load_demo()
         if report.failed:
             raise click.ClickException(f"demo data failed to import: {report.failed[0].error}")
+        # Score the demo now (a second or two), so the leaderboard is not empty on first start.
+        from ..services.metric_scores import score_unscored_systems
+
+        scored = score_unscored_systems()
+        if scored:
+            click.echo(f"Scored the demo systems' metrics: {', '.join(scored)}")
     created = ensure_admin()
     if created:
         user, password = created

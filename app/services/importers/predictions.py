@@ -150,6 +150,27 @@ def store_predictions(
     return counts
 
 
+def preview_predictions(parsed: ParsedPredictionFile, *, name: str) -> PredictionCounts:
+    """Count what store_predictions would do (matched, new, unchanged, conflicts) without writing anything."""
+    counts = PredictionCounts(system=parsed.system, rows=len(parsed.rows))
+    assignments = _assign_questions(parsed, name, counts)
+    system_id = db.session.scalar(select(System.id).where(System.name == parsed.system))
+    stored: dict[int, str] = {}
+    if system_id is not None:
+        stored = dict(db.session.execute(
+            select(Prediction.question_id, Prediction.text).where(Prediction.system_id == system_id)
+        ).all())
+    for row, question_id in assignments:
+        text = stored.get(question_id)
+        if text is None:
+            counts.created += 1
+        elif text == row.text:
+            counts.unchanged += 1
+        else:
+            counts.conflicts += 1
+    return counts
+
+
 def _assign_questions(parsed: ParsedPredictionFile, name: str, counts: PredictionCounts) -> list[tuple[ParsedPrediction, int]]:
     """Pair rows with questions; the k-th repeat of a key takes the k-th question with that key."""
     indexes = {HUMAN_EVAL: _question_index(HUMAN_EVAL, ""), TASKS: _question_index(TASKS, parsed.task)}

@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+from flask import current_app, flash, redirect, render_template, request, url_for
+from flask_login import current_user
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from ..extensions import db
+from ..models import System
+from ..security import staff_required
+from ..services.importers.errors import ImportFailure
+from ..services.jobs import DuplicateJob
+from ..services.metric_scores import submit_for_systems, submit_metrics_job
+from ..services.uploads import StagingError, confirm_batch, discard_batch, load_batch, preview_upload
+from ..services.uploads.overview import metric_jobs, systems_overview
+from . import bp
+
+
+def _max_upload_mb() -> float:
+    return (current_app.config.get("MAX_CONTENT_LENGTH") or 0) / (1024 * 1024)
+
+
+def human_size(size: int) -> str:
+    if size >= 1024 * 1024:
+        return f"{size / (1024 * 1024):.1f} MB".replace(".0 MB", " MB")
+    return f"{max(size, 0) / 1024:.0f} KB"
+
+
+@bp.get("/predictions")
+@staff_required
+def index():
+    highlight = [int(i) for i in request.args.get("jobs", "").split(",") if i.strip().isdigit()]
+    return render_template(
+        "predictions/index.html", systems=systems_overview(), jobs=metric_jobs(highlight), highlight=set(highlight),
+        max_upload_mb=_max_upload_mb(), max_upload_bytes=current_app.config.get("MAX_CONTENT_LENGTH") or 0,
+    )
+
+
+@bp.post("/predictions/upload")
+@staff_required
+def upload():
+    files = [f for f in request.files.getlist("files") if f and f.filename]
+    if not files:
+        flash("Choose one or more .pred.jsonl files or a .zip archive to upload.", "error")
+        return redirect(url_for("predictions.index"))
+    uploads = [(f.filename, f.read()) for f in files]
+    batch = preview_upload(uploads, user_id=current_user.id, system_override=request.form.get("system", ""))
+    return redirect(url_for("predictions.preview", batch_id=batch.id))
+
+
+@bp.get("/predictions/uploads/<batch_id>")
+@staff_required
+def preview(batch_id: str):
+    try:
+        batch = load_batch(batch_id, current_user.id)
+    except StagingError as exc:
+        flash(f"Upload not found: {exc}.", "error")
+        return redirect(url_for("predictions.index"))
+    return render_template("predictions/preview.html", batch=batch)
+
+
+@bp.post("/predictions/uploads/<batch_id>/confirm")
+@staff_required
+def confirm(batch_id: str):
+    try:
+        batch = load_batch(batch_id, current_user.id)
+        result = confirm_batch(batch, user_id=current_user.id, replace=bool(request.form.get("replace")))
+    except StagingError as exc:
+        flash(f"Nothing was imported: {exc}.", "error")
+        return redirect(url_for("predictions.index"))
+    except ImportFailure as exc:
+        flash(f"Nothing was imported: {exc}", "error")
+        return redirect(url_for("predictions.preview", batch_id=batch_id))
+    jobs, refused = submit_for_systems(result.systems, user_id=current_user.id)
+    created = sum(f["created"] + f["replaced"] for f in result.files)
+    flash(f"Imported {len(result.files)} file(s): {created} predictions stored for "
+          f"{', '.join(s.name for s in result.systems)}. Metrics are being computed in the background.", "success")
+    for exc in refused:
+        flash(f"Metrics job not started: {exc}.", "info")
+    return redirect(url_for("predictions.index", jobs=",".join(str(job.id) for job in jobs) or None))
+
+
+@bp.post("/predictions/uploads/<batch_id>/discard")
+@staff_required
+def discard(batch_id: str):
+    try:
+        discard_batch(load_batch(batch_id, current_user.id))
+    except StagingError:
+        pass
+    flash("Upload discarded; nothing was imported.", "info")
+    return redirect(url_for("predictions.index"))
+
+
+@bp.post("/predictions/systems/<int:system_id>/score")
+@staff_required
+def score(system_id: int):
+    system = db.get_or_404(System, system_id)
+    try:
+        job = submit_metrics_job(system, user_id=current_user.id)
+    except DuplicateJob as exc:
+        flash(f"{system.name}: not started, {exc}.", "info")
+        return redirect(url_for("predictions.index", jobs=exc.job.id))
+    flash(f"Computing metrics for {system.name} (job #{job.id}).", "success")
+    return redirect(url_for("predictions.index", jobs=job.id))
+
+
+@bp.errorhandler(RequestEntityTooLarge)
+def too_large(error):
+    size = request.content_length or 0
+    limit = current_app.config.get("MAX_CONTENT_LENGTH") or 0
+    return render_template("predictions/too_large.html", size=human_size(size) if size else "",
+                           limit=human_size(limit)), 413

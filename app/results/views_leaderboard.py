@@ -1,0 +1,89 @@
+"""The metric leaderboard (one row per system, or per task) and the per-question drill-down."""
+from __future__ import annotations
+
+from flask import abort, jsonify, render_template, request
+
+from ..extensions import db
+from ..metrics import METRIC_KEYS, PROFILES, QUIRKS
+from ..models import System
+from ..security import staff_required
+from ..services.metric_scores import ALL_TASKS, HUMAN_EVAL_BUCKET
+from ..services.metric_scores.leaderboard import (
+    LEADERBOARD_METRICS, METRIC_LABELS, PRIMARY_ORDER, leaderboard as leaderboard_rows, question_values,
+    system_tasks, task_matrix,
+)
+from . import bp
+
+PROFILE_NOTES = {
+    "official": "reproduces L-Eval's and LV-Eval's reference scripts, quirks included",
+    "fixed": "corrects the reference scripts' quirks",
+}
+SORTS = LEADERBOARD_METRICS + ("judge", "system")
+
+
+def _profile() -> str:
+    profile = request.args.get("profile", "official")
+    return profile if profile in PROFILES else "official"
+
+
+def _common(profile: str) -> dict:
+    return {"profile": profile, "profiles": PROFILES, "profile_notes": PROFILE_NOTES, "labels": METRIC_LABELS,
+            "all_tasks": ALL_TASKS, "human_eval": HUMAN_EVAL_BUCKET}
+
+
+@bp.get("/leaderboard")
+@staff_required
+def leaderboard():
+    profile = _profile()
+    if request.args.get("view") == "tasks":
+        metric = request.args.get("metric", "primary")
+        if metric != "primary" and metric not in METRIC_KEYS:
+            metric = "primary"
+        return render_template("results/leaderboard_tasks.html", matrix=task_matrix(profile, metric), metric=metric,
+                               metric_choices=("primary",) + METRIC_KEYS, primary_order=PRIMARY_ORDER,
+                               view="tasks", **_common(profile))
+    sort = request.args.get("sort", "exact_match")
+    sort = sort if sort in SORTS else "exact_match"
+    rows, judge_available = leaderboard_rows(profile, sort)
+    return render_template("results/leaderboard.html", rows=rows, judge_available=judge_available, sort=sort,
+                           columns=LEADERBOARD_METRICS, quirks=[q for q in QUIRKS if q["changed"]], view="systems",
+                           **_common(profile))
+
+
+@bp.get("/leaderboard.json")
+@staff_required
+def leaderboard_json():
+    """The leaderboard as JSON; every number is labelled with its profile."""
+    profile = _profile()
+    rows, judge_available = leaderboard_rows(profile, "system")
+    return jsonify(profile=profile, scale="0-100 (lengths in words)", systems=[
+        {"system": row.system, "predictions": row.predictions, "profile": profile,
+         "metrics": {m: {"value": v, "n": n, "tasks": row.tasks.get(m)} for m, (v, n) in row.values.items()},
+         "judge": row.judge if judge_available else None}
+        for row in rows
+    ])
+
+
+@bp.get("/leaderboard/systems/<int:system_id>")
+@staff_required
+def leaderboard_system(system_id: int):
+    profile = _profile()
+    system = db.get_or_404(System, system_id)
+    return render_template("results/leaderboard_system.html", system=system, tasks=system_tasks(system.id, profile),
+                           metrics=METRIC_KEYS, **_common(profile))
+
+
+@bp.get("/leaderboard/systems/<int:system_id>/questions")
+@staff_required
+def leaderboard_questions(system_id: int):
+    profile = _profile()
+    system = db.get_or_404(System, system_id)
+    metric = request.args.get("metric", "")
+    task = request.args.get("task", ALL_TASKS)
+    if metric not in METRIC_KEYS or not task:
+        abort(404)
+    sort = request.args.get("sort", "file")
+    page = request.args.get("page", 1, type=int) or 1
+    result = question_values(system.id, task, metric, profile, page=page, sort=sort)
+    return render_template("results/leaderboard_questions.html", system=system, task=task, metric=metric,
+                           result=result, sort=sort, **_common(profile))

@@ -1,0 +1,49 @@
+"""What the predictions page lists: systems with their files and metric status, and recent metric jobs."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlalchemy import func, select
+
+from ...extensions import db
+from ...models import Job, MetricAggregate, Prediction, PredictionFile, System, User
+from ..metric_scores.jobs import KIND as METRICS_KIND
+
+RECENT_JOBS = 20
+
+
+@dataclass
+class SystemOverview:
+    system: System
+    predictions: int
+    files: list[PredictionFile] = field(default_factory=list)
+    scored: bool = False
+    uploader: str = ""
+
+
+def systems_overview() -> list[SystemOverview]:
+    """Every system with its prediction count, files and whether metrics exist."""
+    counts = dict(db.session.execute(
+        select(Prediction.system_id, func.count()).group_by(Prediction.system_id)
+    ).all())
+    scored = set(db.session.scalars(select(MetricAggregate.system_id).distinct()))
+    usernames = dict(db.session.execute(select(User.id, User.username)).all())
+    files: dict[int, list[PredictionFile]] = {}
+    for pred_file in db.session.scalars(select(PredictionFile).order_by(PredictionFile.id)):
+        files.setdefault(pred_file.system_id, []).append(pred_file)
+    return [
+        SystemOverview(system=system, predictions=counts.get(system.id, 0), files=files.get(system.id, []),
+                       scored=system.id in scored, uploader=usernames.get(system.uploaded_by_id, ""))
+        for system in db.session.scalars(select(System).order_by(System.name))
+    ]
+
+
+def metric_jobs(extra_ids: list[int] | None = None) -> list[Job]:
+    """Recent metric jobs, plus any asked for by id (e.g. the ones an upload just queued)."""
+    jobs = {job.id: job for job in db.session.scalars(
+        select(Job).where(Job.kind == METRICS_KIND).order_by(Job.id.desc()).limit(RECENT_JOBS)
+    )}
+    if extra_ids:
+        for job in db.session.scalars(select(Job).where(Job.id.in_(extra_ids))):
+            jobs[job.id] = job
+    return sorted(jobs.values(), key=lambda job: job.id, reverse=True)

@@ -1,0 +1,172 @@
+"""Validate one uploaded prediction file without writing anything: rows, system, evaluations, matches, errors."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import PurePosixPath
+
+from ..importers.errors import ImportFailure
+from ..importers.jsonl import Row
+from ..importers.predictions import parse_prediction_rows, preview_predictions, system_and_task
+from ..importers.runner import detect_format
+from ..leval_tasks import is_known_task
+from ..text import sha256_bytes
+
+MAX_ERRORS = 20
+MAX_SYSTEM_NAME = 120
+
+
+@dataclass
+class FilePreview:
+    """What importing one file would do; `errors` non-empty means it will not be imported."""
+
+    name: str
+    sha256: str
+    size: int
+    system: str = ""
+    task: str = ""
+    pred_key: str = ""
+    rows: int = 0
+    evaluations: dict[str, int] = field(default_factory=dict)
+    matched: int | None = None
+    unmatched: int | None = None
+    unmatched_examples: list[str] = field(default_factory=list)
+    new: int = 0
+    unchanged: int = 0
+    conflicts: int = 0
+    errors: list[dict] = field(default_factory=list)
+    more_errors: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def add_error(self, message: str, *, line: int | None = None, field_name: str | None = None) -> None:
+        if len(self.errors) >= MAX_ERRORS:
+            self.more_errors += 1
+            return
+        self.errors.append({"line": line, "field": field_name, "message": message})
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> FilePreview:
+        return cls(**data)
+
+
+def read_rows(preview: FilePreview, raw: bytes) -> list[Row]:
+    """Parse every line, recording each bad one instead of stopping at the first."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    rows: list[Row] = []
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        line = line.rstrip(b"\r")
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            preview.add_error(f"not valid UTF-8 (byte {exc.start})", line=number)
+            continue
+        except json.JSONDecodeError as exc:
+            preview.add_error(f"invalid JSON: {exc.msg} at column {exc.colno}", line=number)
+            continue
+        if not isinstance(data, dict):
+            preview.add_error(f"expected a JSON object, got {type(data).__name__}", line=number)
+            continue
+        rows.append(Row(number, data))
+    return rows
+
+
+def name_system(preview: FilePreview, system_override: str | None) -> None:
+    """Set system and task from the layout (`<model>/<task>.pred.jsonl`, `<model>.pred.jsonl`).
+
+    The form's system name is used only for files named after a task with no folder around them.
+    """
+    system, task = system_and_task(PurePosixPath(preview.name))
+    stem_is_task = not task and is_known_task(system)
+    if stem_is_task and system_override:
+        # A browser sends `quality.pred.jsonl` without its `<model>/` folder: the form names the system.
+        system, task, stem_is_task = system_override, system, False
+    if stem_is_task:
+        preview.add_error(
+            f"the file is named after the task '{system}': give the system name in the upload form, "
+            f"or upload a zip laid out as <model>/{system}.pred.jsonl"
+        )
+    elif len(system) > MAX_SYSTEM_NAME:
+        preview.add_error(f"the system name is longer than {MAX_SYSTEM_NAME} characters")
+    preview.system, preview.task = system, task
+
+
+def _is_lveval(row: Row) -> bool:
+    return "answers" in row.data and "pred" in row.data and "gt" not in row.data
+
+
+def _check_format(preview: FilePreview, rows: list[Row]) -> bool:
+    first = rows[0]
+    if _is_lveval(first):
+        preview.add_error(
+            "an LV-Eval prediction file (answers/pred): its questions are not in the database; "
+            "score it with `python run.py eval FILE`", line=first.line,
+        )
+        return False
+    fmt = detect_format(first)
+    if fmt != "predictions":
+        what = {"references": "a human-eval reference file", "task": "an L-Eval task file"}.get(fmt, "not a prediction file")
+        preview.add_error(f"{what}: this page takes `<model>.pred.jsonl` rows {{query, gt, <model>_pred, evaluation}}; "
+                          "import other L-Eval files with `python run.py import-leval`", line=first.line)
+        return False
+    return True
+
+
+def _check_rows(preview: FilePreview, rows: list[Row]) -> None:
+    """Validate rows one by one, so every bad line is reported."""
+    try:
+        preview.pred_key = parse_prediction_rows(rows[:1], preview.name, preview.system, preview.task).pred_key
+    except ImportFailure as exc:
+        preview.add_error(exc.message, line=exc.line, field_name=exc.field)
+        return
+    for row in rows[1:]:
+        try:
+            if preview.pred_key not in row.data:
+                raise ImportFailure(preview.name, "missing; every row must use the same prediction key as line "
+                                    f"{rows[0].line}", line=row.line, field=preview.pred_key)
+            parse_prediction_rows([row], preview.name, preview.system, preview.task)
+        except ImportFailure as exc:
+            preview.add_error(exc.message, line=exc.line, field_name=exc.field)
+
+
+def preview_file(name: str, raw: bytes, *, system_override: str | None = None) -> FilePreview:
+    """Validate one `.pred.jsonl` payload and count its matches against stored questions (read-only)."""
+    preview = FilePreview(name=name, sha256=sha256_bytes(raw), size=len(raw))
+    name_system(preview, system_override)
+    rows = read_rows(preview, raw)
+    preview.rows = len(rows)
+    if not rows:
+        if preview.ok:
+            preview.add_error("the file has no JSON lines")
+        return preview
+    preview.evaluations = dict(sorted(Counter(
+        str(row.data.get("evaluation") or "(none)") for row in rows
+    ).items()))
+    if not _check_format(preview, rows):
+        return preview
+    _check_rows(preview, rows)
+    if not preview.ok:
+        preview.errors.sort(key=lambda error: error["line"] or 0)
+        return preview
+    parsed = parse_prediction_rows(rows, preview.name, preview.system, preview.task)
+    try:
+        counts = preview_predictions(parsed, name=preview.name)
+    except ImportFailure as exc:
+        preview.add_error(exc.message, line=exc.line, field_name=exc.field)
+        return preview
+    preview.matched, preview.unmatched = counts.matched, counts.unmatched
+    preview.unmatched_examples = counts.unmatched_examples
+    preview.new, preview.unchanged, preview.conflicts = counts.created, counts.unchanged, counts.conflicts
+    if not counts.matched:
+        preview.add_error("no row matches a stored question: import L-Eval's task or human-eval reference files "
+                          "first (`python run.py import-leval`)")
+    return preview

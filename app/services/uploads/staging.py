@@ -1,0 +1,157 @@
+"""The staging area: previewed files wait here, named by sha256, until the researcher confirms.
+
+Layout under UPLOAD_FOLDER: `staging/<sha256>.jsonl` (payloads), `staging/<batch>.json`
+(the preview manifest, bound to the user who uploaded) and `<sha256>.jsonl` (confirmed files).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flask import current_app
+
+from ..text import sha256_bytes
+from .preview import FilePreview
+
+BATCH_ID_RE = re.compile(r"^[0-9a-f]{32}$")
+SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+STALE_SECONDS = 24 * 3600
+
+
+class StagingError(Exception):
+    """A staged batch or file that is missing, foreign or altered."""
+
+
+@dataclass
+class Batch:
+    id: str
+    user_id: int
+    created: float
+    system_override: str = ""
+    files: list[FilePreview] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+
+    @property
+    def valid_files(self) -> list[FilePreview]:
+        return [f for f in self.files if f.ok]
+
+    @property
+    def invalid_files(self) -> list[FilePreview]:
+        return [f for f in self.files if not f.ok]
+
+    def as_dict(self) -> dict:
+        return {
+            "id": self.id, "user_id": self.user_id, "created": self.created, "system_override": self.system_override,
+            "files": [f.as_dict() for f in self.files], "ignored": self.ignored, "rejected": self.rejected,
+        }
+
+
+def upload_root() -> Path:
+    return Path(current_app.config["UPLOAD_FOLDER"])
+
+
+def staging_root() -> Path:
+    folder = upload_root() / "staging"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def stage_batch(batch: Batch, payloads: dict[str, bytes]) -> Batch:
+    """Write the valid files' payloads (by sha256) and the manifest; return the batch."""
+    root = staging_root()
+    for preview in batch.valid_files:
+        target = root / f"{preview.sha256}.jsonl"
+        if not target.exists():
+            _write_atomic(target, payloads[preview.sha256])
+    _write_atomic(root / f"{batch.id}.json", json.dumps(batch.as_dict()).encode("utf-8"))
+    return batch
+
+
+def new_batch(user_id: int, system_override: str = "") -> Batch:
+    return Batch(id=secrets.token_hex(16), user_id=user_id, created=time.time(), system_override=system_override)
+
+
+def load_batch(batch_id: str, user_id: int) -> Batch:
+    """Return the user's staged batch; raise StagingError if it is unknown or someone else's."""
+    if not BATCH_ID_RE.match(batch_id or ""):
+        raise StagingError("unknown upload")
+    path = staging_root() / f"{batch_id}.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise StagingError("this upload was already confirmed or discarded, or it expired") from None
+    if data.get("user_id") != user_id:
+        raise StagingError("unknown upload")
+    files = [FilePreview.from_dict(item) for item in data.pop("files", [])]
+    return Batch(files=files, **data)
+
+
+def read_staged(preview: FilePreview) -> bytes:
+    """Return a staged payload, checking it still has the sha256 it was previewed with."""
+    if not SHA256_RE.match(preview.sha256):
+        raise StagingError(f"{preview.name}: bad file fingerprint")
+    path = staging_root() / f"{preview.sha256}.jsonl"
+    if not path.exists():
+        stored = upload_root() / f"{preview.sha256}.jsonl"
+        if not stored.exists():
+            raise StagingError(f"{preview.name}: the staged copy is gone; upload the file again")
+        path = stored
+    raw = path.read_bytes()
+    if sha256_bytes(raw) != preview.sha256:
+        raise StagingError(f"{preview.name}: the staged copy was altered; upload the file again")
+    return raw
+
+
+def stored_relative_path(sha256: str) -> str:
+    """The confirmed file's path (relative to the instance folder when inside it), as recorded on PredictionFile."""
+    target = upload_root().resolve() / f"{sha256}.jsonl"
+    try:
+        return target.relative_to(Path(current_app.instance_path).resolve()).as_posix()
+    except ValueError:
+        return str(target)
+
+
+def keep_file(sha256: str, raw: bytes) -> str:
+    """Move a confirmed payload out of staging into the upload folder; return its recorded path."""
+    target = upload_root() / f"{sha256}.jsonl"
+    if not target.exists():
+        _write_atomic(target, raw)
+    return stored_relative_path(sha256)
+
+
+def discard_batch(batch: Batch) -> None:
+    """Forget a batch; payloads shared with other batches stay until they go stale."""
+    (staging_root() / f"{batch.id}.json").unlink(missing_ok=True)
+
+
+def finish_batch(batch: Batch) -> None:
+    """Remove a confirmed batch's manifest and staged payloads."""
+    discard_batch(batch)
+    for preview in batch.valid_files:
+        (staging_root() / f"{preview.sha256}.jsonl").unlink(missing_ok=True)
+
+
+def sweep_stale(max_age: float = STALE_SECONDS) -> int:
+    """Delete staged files older than `max_age` seconds; return how many went."""
+    cutoff = time.time() - max_age
+    removed = 0
+    for path in staging_root().iterdir():
+        try:
+            if path.is_file() and path.stat().st_mtime < cutoff:
+                path.unlink()
+                removed += 1
+        except FileNotFoundError:
+            continue
+    return removed

@@ -1,0 +1,71 @@
+"""In a browser: upload predictions, check the preview, confirm, watch the metrics job finish, open the leaderboard."""
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.conftest import screenshot, sign_in, start_server, stop_server
+from tests.support.predictions import demo_file, make_zip
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def slow_server(tmp_path):
+    # A small per-item delay keeps the job running long enough to see the bar move.
+    server = start_server(tmp_path / "instance", {"LEVAL_TEST_METRIC_DELAY": "0.4", "LEVAL_WORKERS": "1"})
+    yield server
+    stop_server(server)
+
+
+def test_upload_preview_confirm_progress_and_leaderboard(slow_server, page, tmp_path):
+    single = tmp_path / "e2e-model.pred.jsonl"
+    single.write_bytes(demo_file("human_eval/terse-13b.pred.jsonl", "e2e-model"))
+    archive = tmp_path / "more.zip"
+    archive.write_bytes(make_zip({
+        "e2e-model/quality.pred.jsonl": demo_file("exam_eval/verbose-7b/quality.pred.jsonl", "e2e-model"),
+        "../escape.pred.jsonl": b"{}",
+    }))
+    bad = tmp_path / "broken.pred.jsonl"
+    bad.write_text('{"query": "q", "gt": "g", "x_pred": "p", "evaluation": "f1"}\n{"query": \n')
+
+    sign_in(page, slow_server.url, slow_server.admin_user, slow_server.admin_password)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Predictions").click()
+    page.get_by_label("Prediction files").set_input_files([str(single), str(bad), str(archive)])
+    page.get_by_role("button", name="Upload and preview").click()
+
+    page.get_by_role("heading", name="Check the upload").wait_for()
+    good = page.locator('section[data-file="e2e-model.pred.jsonl"]')
+    assert good.locator('[data-field="rows"]').inner_text() == "10"
+    assert good.locator('[data-field="matched"]').inner_text() == "10"
+    assert "human × 10" in good.locator('[data-field="evaluations"]').inner_text()
+    broken = page.locator('section[data-file="broken.pred.jsonl"]')
+    assert "line 2" in broken.locator('[data-field="errors"]').inner_text()
+    assert "unsafe path" in page.get_by_role("heading", name="Refused").locator("..").inner_text()
+    screenshot(page, "predictions-preview")
+
+    page.get_by_role("button", name="Confirm: import 1 file").click()
+    row = page.locator("tr[data-job-id]").first
+    row.wait_for()
+    assert row.get_attribute("data-status") in ("queued", "running")
+    # The page polls the jobs API and updates the row in place (no reload).
+    page.locator('tr[data-job-id][data-status="running"]').wait_for(timeout=30_000)
+    screenshot(page, "predictions-job-running")
+    page.locator('tr[data-job-id][data-status="done"]').wait_for(timeout=60_000)
+    assert row.locator('[data-field="done"]').inner_text() == row.locator('[data-field="total"]').inner_text() == "10"
+    assert row.locator('[data-field="bar"]').evaluate("el => el.style.width") == "100%"
+    screenshot(page, "predictions-job-done")
+
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Leaderboard").click()
+    system_row = page.locator('tr[data-system="e2e-model"]')
+    system_row.wait_for()
+    assert system_row.locator('[data-metric="avg_words"] a').inner_text() != ""
+    assert page.locator('tr[data-system="terse-13b"] [data-metric="exact_match"] a').inner_text() == "87.50"
+    screenshot(page, "leaderboard")
+
+    page.get_by_role("link", name="fixed", exact=True).click()
+    assert page.locator('[data-field="profile"]').inner_text() == "fixed"
+    page.locator('tr[data-system="terse-13b"] [data-metric="exact_match"] a').click()
+    page.get_by_role("heading", name="terse-13b · All tasks · Exam (exact match)").wait_for()
+    assert page.locator('[data-field="value"]').count() == 8
+    assert page.locator('[data-field="prediction"]').first.is_visible()
+    screenshot(page, "leaderboard-drill-down")

@@ -1,0 +1,169 @@
+"""The leaderboard: columns as in L-Eval, profile labels, per-task view, drill-down with escaped text, judge column."""
+from __future__ import annotations
+
+import re
+import sys
+import types
+
+import pytest
+from sqlalchemy import select
+
+from app.extensions import db
+from app.models import MetricAggregate, Prediction, System
+from app.services.metric_scores import score_system, score_unscored_systems
+from tests.support.predictions import load_demo_data
+
+HOSTILE = "<script>alert('x')</script><b>bold</b> & more"
+
+
+@pytest.fixture
+def scored(app, client, auth):
+    load_demo_data(app)
+    with app.app_context():
+        score_unscored_systems()
+    auth.login("researcher")
+    return client
+
+
+def ids(app) -> dict[str, int]:
+    with app.app_context():
+        return dict(db.session.execute(select(System.name, System.id)).all())
+
+
+def value(app, name: str, task: str, metric: str, profile: str = "official") -> float:
+    with app.app_context():
+        return db.session.scalar(select(MetricAggregate.value).join(System).where(
+            System.name == name, MetricAggregate.task == task, MetricAggregate.metric == metric,
+            MetricAggregate.profile == profile))
+
+
+def row_of(page: str, system: str) -> str:
+    match = re.search(rf'<tr data-system="{re.escape(system)}">(.*?)</tr>', page, re.S)
+    assert match, system
+    return match.group(1)
+
+
+def cell(row: str, metric: str) -> str:
+    match = re.search(rf'data-metric="{metric}">(.*?)</td>', row, re.S)
+    assert match, metric
+    return re.sub(r"<[^>]+>", " ", match.group(1)).split()[0]
+
+
+def test_leaderboard_columns_and_values(app, scored):
+    page = scored.get("/leaderboard").get_data(as_text=True)
+    for header in ("Exam avg", "F1 avg", "ROUGE-L avg", "LLM-judge win %", "Avg length", "ΔL"):
+        assert header in page
+    assert 'data-field="profile">official<' in page and "<strong>official</strong> profile" in page
+    row = row_of(page, "terse-13b")
+    assert cell(row, "exact_match") == f"{value(app, 'terse-13b', '*', 'exact_match'):.2f}" == "87.50"
+    assert cell(row, "f1") == f"{value(app, 'terse-13b', '*', 'f1'):.2f}"
+    assert cell(row, "rougeL") == "—", "ROUGE-L averages task files only; the demo has no rouge task"
+    assert cell(row, "avg_words") == f"{value(app, 'terse-13b', '*', 'avg_words'):.2f}"
+    assert cell(row, "delta_words") == f"{value(app, 'terse-13b', '*', 'delta_words'):+.2f}"
+    assert cell(row, "judge") == "—"
+    # Sorted by exam average by default: balanced-34b (100) first, shaky-3b (50) last.
+    order = re.findall(r'<tr data-system="([^"]+)">', page)
+    assert order[0] == "balanced-34b" and order[-1] == "shaky-3b"
+
+
+def test_profile_switch_shows_the_fixed_numbers_and_says_so(app, scored):
+    page = scored.get("/leaderboard?profile=fixed").get_data(as_text=True)
+    assert 'data-field="profile">fixed<' in page and 'data-profile="fixed"' in page
+    assert cell(row_of(page, "verbose-7b"), "exact_match") == f"{value(app, 'verbose-7b', '*', 'exact_match', 'fixed'):.2f}"
+    assert "What the fixed profile changes" in page
+    assert scored.get("/leaderboard?profile=nonsense").status_code == 200  # falls back to official
+
+
+def test_per_task_view(app, scored):
+    page = scored.get("/leaderboard?view=tasks").get_data(as_text=True)
+    for heading in ("quality", "scientific_qa", "Human-eval subset"):
+        assert heading in page
+    row = row_of(page, "shaky-3b")
+    quality = re.search(r'data-task="quality">(.*?)</td>', row, re.S).group(1)
+    assert f"{value(app, 'shaky-3b', 'quality', 'exact_match'):.2f}" in quality
+    page = scored.get("/leaderboard?view=tasks&metric=rougeL").get_data(as_text=True)
+    assert "Human-eval subset" in page and "quality" not in re.sub(r"<select.*?</select>", "", page, flags=re.S)
+
+
+def test_clicking_a_number_shows_per_question_values(app, scored):
+    page = scored.get("/leaderboard").get_data(as_text=True)
+    link = re.search(r'data-metric="exact_match">\s*<a href="([^"]+)"', row_of(page, "shaky-3b")).group(1)
+    detail = scored.get(link.replace("&amp;", "&")).get_data(as_text=True)
+    values = re.findall(r'data-field="value"[^>]*>([^<]+)<', detail)
+    assert len(values) == 8 and sum(float(v) for v in values) / 8 == pytest.approx(50.0)
+    assert "Reference used for scoring (gt)" in detail and 'data-field="prediction"' in detail
+    assert "official profile" in detail
+    low_first = scored.get(link.replace("&amp;", "&") + "&sort=low").get_data(as_text=True)
+    assert re.findall(r'data-field="value"[^>]*>([^<]+)<', low_first)[0] == "0.00"
+
+
+def test_human_eval_drill_down_shows_all_three_references(app, scored):
+    system = ids(app)["terse-13b"]
+    page = scored.get(f"/leaderboard/systems/{system}/questions?task=human_eval&metric=rougeL").get_data(as_text=True)
+    assert page.count('data-field="value"') == 10
+    assert "GPT-4-32k reference" in page and "Claude-100k reference" in page
+
+
+def test_untrusted_text_is_escaped(app, scored):
+    with app.app_context():
+        system = db.session.scalars(select(System).where(System.name == "terse-13b")).one()
+        prediction = db.session.scalars(select(Prediction).where(Prediction.system_id == system.id,
+                                                                 Prediction.evaluation == "f1")).first()
+        prediction.text = HOSTILE
+        db.session.commit()
+        score_system(system.id)
+    page = scored.get(f"/leaderboard/systems/{ids(app)['terse-13b']}/questions?task=scientific_qa&metric=f1")
+    text = page.get_data(as_text=True)
+    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&lt;b&gt;bold&lt;/b&gt; &amp; more" in text
+    assert "<script>alert" not in text and "<b>bold</b>" not in text
+
+
+def test_system_page_lists_tasks_with_profile(app, scored):
+    page = scored.get(f"/leaderboard/systems/{ids(app)['verbose-7b']}?profile=fixed").get_data(as_text=True)
+    assert 'data-task="*"' in page and 'data-task="quality"' in page and 'data-task="human_eval"' in page
+    assert "<strong>fixed</strong> profile" in page
+
+
+def test_judge_column_uses_win_rates_when_available(app, scored, monkeypatch):
+    judging = types.ModuleType("app.services.judging")
+    judging.win_rates = lambda: {"terse-13b": [{"judge_model": "judge-x", "prompt_version": 2, "win_rate": 61.25},
+                                               {"judge_model": "judge-y", "prompt_version": 1, "win_rate": 40.0}]}
+    monkeypatch.setitem(sys.modules, "app.services.judging", judging)
+    page = scored.get("/leaderboard").get_data(as_text=True)
+    row = row_of(page, "terse-13b")
+    assert cell(row, "judge") == "61.25" and "judge-x · v2" in row and "(+1)" in row
+    assert cell(row_of(page, "shaky-3b"), "judge") == "—"
+    data = scored.get("/leaderboard.json").get_json()
+    terse = next(s for s in data["systems"] if s["system"] == "terse-13b")
+    assert terse["judge"][0]["win_rate"] == 61.25
+
+
+def test_json_export_labels_the_profile(app, scored):
+    data = scored.get("/leaderboard.json?profile=fixed").get_json()
+    assert data["profile"] == "fixed" and all(s["profile"] == "fixed" for s in data["systems"])
+    terse = next(s for s in data["systems"] if s["system"] == "terse-13b")
+    assert terse["metrics"]["exact_match"] == {"value": value(app, "terse-13b", "*", "exact_match", "fixed"),
+                                               "n": 8, "tasks": 1}
+    assert terse["judge"] is None
+
+
+def test_unscored_systems_are_listed(app, client, auth):
+    load_demo_data(app)
+    auth.login("admin")
+    page = client.get("/leaderboard").get_data(as_text=True)
+    assert "not scored" in row_of(page, "terse-13b")
+
+
+def test_leaderboard_is_staff_only(app, client, auth):
+    auth.login("annotator")
+    assert client.get("/leaderboard").status_code == 403
+    assert client.get("/leaderboard.json").status_code == 403
+    assert client.get("/leaderboard/systems/1/questions?task=*&metric=f1").status_code == 403
+
+
+def test_bad_drill_down_arguments(app, scored):
+    system = ids(app)["terse-13b"]
+    assert scored.get(f"/leaderboard/systems/{system}/questions?task=*&metric=nope").status_code == 404
+    assert scored.get("/leaderboard/systems/99999").status_code == 404
+    page = scored.get(f"/leaderboard/systems/{system}/questions?task=*&metric=f1&page=99").get_data(as_text=True)
+    assert page.count('data-field="value"') == 4  # clamped to the last page
