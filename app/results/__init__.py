@@ -1,0 +1,6 @@
+"""Results and analysis pages, downloads and the length-instruction tools (staff only)."""
+from flask import Blueprint
+
+bp = Blueprint("results", __name__)
+
+from . import views_analysis, views_exports, views_human  # noqa: E402,F401
