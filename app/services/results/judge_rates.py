@@ -30,7 +30,9 @@ def load_win_rates(system_names: list[str] | None = None) -> WinRates:
     """Ask the judging service for win rates; fall back to the stored judgments."""
     try:
         from ..judging import win_rates  # type: ignore[import-not-found]
-    except ImportError:
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__package__.rsplit('.', 1)[0]}.judging":
+            raise  # the service exists but is broken: say so rather than show stale numbers
         return win_rates_from_judgments(system_names)
     return win_rates(system_names=system_names)
 
