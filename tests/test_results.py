@@ -337,3 +337,15 @@ def test_disagreements_rank_answers_by_rank_gap(scored_demo, client, auth):
     page = client.get("/results/disagreements?metric=rougeL").get_data(as_text=True)
     assert "Rank by humans" in page and 'aria-current="true">ROUGE-L' in page
     assert client.get("/results/disagreements?metric=nonsense").status_code == 400
+
+
+def test_pages_render_before_any_score(app, client, auth):
+    with app.app_context():
+        demo.load_demo()
+    auth.login("researcher")
+    for url in PAGES[:6]:
+        assert client.get(url).status_code == 200, url
+    assert "No scores yet" in client.get("/results").get_data(as_text=True)
+    assert "No annotator has scored every answer" in client.get("/results?view=finished").get_data(as_text=True)
+    assert "No question has both human scores" in client.get("/results/disagreements").get_data(as_text=True)
+    assert "Nothing to correlate yet" in client.get("/results/correlation").get_data(as_text=True)
