@@ -349,3 +349,22 @@ def test_pages_render_before_any_score(app, client, auth):
     assert "No annotator has scored every answer" in client.get("/results?view=finished").get_data(as_text=True)
     assert "No question has both human scores" in client.get("/results/disagreements").get_data(as_text=True)
     assert "Nothing to correlate yet" in client.get("/results/correlation").get_data(as_text=True)
+
+
+def test_cached_analyses_follow_the_data(scored_demo, client, auth):
+    auth.login("researcher")
+    with scored_demo.app_context():
+        before = analyse("all")["n_scores"]
+    assert f"({before} scores from 3 annotators" in client.get("/results").get_data(as_text=True)
+    with scored_demo.app_context():
+        generate_scores(["ann4"], seed=5, coverage=0.5)
+        after = analyse("all")["n_scores"]
+        assert after > before
+    page = client.get("/results").get_data(as_text=True)
+    assert f"({after} scores from 4 annotators" in page
+    with scored_demo.app_context():
+        db.session.execute(update(MetricResult).where(MetricResult.metric == "f1").values(value=MetricResult.value + 1))
+        db.session.commit()
+        shifted = metric_means("official")["f1"]
+    page = client.get("/results/correlation").get_data(as_text=True)
+    assert f"({shifted['verbose-7b']:.2f})" in page

@@ -23,6 +23,7 @@ from ..analysis import (
     system_means,
 )
 from ..analysis._common import DEFAULT_RESAMPLES
+from .cache import cached
 from .judge_rates import WinRates, load_win_rates
 from .metric_values import LENGTH_KEY, PROFILE_LABELS, MetricColumn, item_values, metric_columns
 from .scores import VIEWS, CurrentScores, load_current_scores
@@ -42,7 +43,7 @@ def request_cached(key: Hashable, compute: Callable[[], T]) -> T:
 
 
 def current_scores() -> CurrentScores:
-    return request_cached("scores", load_current_scores)
+    return cached("scores", load_current_scores)
 
 
 def length_instructed_systems() -> list[str]:
@@ -57,8 +58,7 @@ def columns_for(profile: str, win_rates: WinRates | None = None) -> list[MetricC
     """Every measure compared with the humans, for one metric profile."""
     if win_rates is not None:
         return metric_columns(profile, win_rates)
-    rates = request_cached("win_rates", load_win_rates)
-    return request_cached(("columns", profile), lambda: metric_columns(profile, rates))
+    return cached(("columns", profile), lambda: metric_columns(profile, request_cached("win_rates", load_win_rates)))
 
 
 def _check(view: str, profile: str) -> None:
@@ -92,13 +92,18 @@ def analyse(view: str = "all", profile: str = "official", *, win_rates: WinRates
 
     if win_rates is not None:
         return compute()
-    return request_cached(("analysis", view, profile, n_resamples), compute)
+    return cached(("analysis", view, profile, n_resamples), compute)
 
 
 def disagreements(column_key: str, view: str = "all", profile: str = "official",
                   top_k: int | None = DISAGREEMENTS_SHOWN) -> list[dict[str, Any]]:
     """Rank questions by how differently one measure and the humans order the systems' answers."""
     _check(view, profile)
+    return cached(("disagreements", column_key, view, profile, top_k),
+                  lambda: _disagreements(column_key, view, profile, top_k))
+
+
+def _disagreements(column_key: str, view: str, profile: str, top_k: int | None) -> list[dict[str, Any]]:
     human = item_means(current_scores().for_view(view))
     values = item_values(column_key, profile)
     items = []
@@ -147,6 +152,13 @@ def _profile_section(records: list[dict], columns: list[MetricColumn], flagged: 
 
 def full_results(win_rates: WinRates | None = None, n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
     """Return every aggregate of the results pages, for both views and both profiles, as one JSON object."""
+    if win_rates is None:
+        results = cached(("full", n_resamples), lambda: _full_results(None, n_resamples))
+        return {**results, "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    return _full_results(win_rates, n_resamples)
+
+
+def _full_results(win_rates: WinRates | None, n_resamples: int) -> dict[str, Any]:
     scores = current_scores()
     rates = load_win_rates() if win_rates is None else win_rates
     flagged = length_instructed_systems()
