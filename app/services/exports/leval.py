@@ -1,0 +1,133 @@
+"""L-Eval's per-annotator human-evaluation layout (`files_from_<name>.jsonl`).
+
+L-Eval's web_human_eval.py writes one JSON line per long document: the list
+keys `instructions`, `outputs`, `gpt4_outputs`, `claude_outputs` and one
+`<model>_pred` list per system, each answer followed by SCORE_SEPARATOR and the
+score typed by the annotator, then `evaluation`, `input` and `source`. An
+answer without the separator was not scored. The reference lists are written
+without scores: here they are references, not answers under evaluation.
+"""
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any
+
+from sqlalchemy import func, select
+
+from ...extensions import db
+from ...models import AnnotationRound, Document, Prediction, Question, Reference, Score, System, User
+from ...models.corpus import HUMAN_EVAL
+from ..importers.documents import REFERENCE_KEYS
+
+SCORE_SEPARATOR = "\n ---------------------- Your Score (1~5) ----------------------\n"
+FILENAME_RE = re.compile(r"^files_from_(?P<name>.+?)(?:\.evaled)?\.jsonl$")
+PRED_SUFFIX = "_pred"
+
+
+def leval_filename(annotator: str) -> str:
+    return f"files_from_{annotator}.jsonl"
+
+
+def annotator_from_filename(filename: str) -> str | None:
+    """Read the annotator's name from `files_from_<name>.jsonl`, or None."""
+    match = FILENAME_RE.match(filename)
+    return match.group("name") if match else None
+
+
+def pred_keys(systems: list[System]) -> dict[int, str]:
+    """Give each system its `<model>_pred` key: the key of its files, unless another system shares it."""
+    counts: dict[str, int] = defaultdict(int)
+    for system in systems:
+        counts[system.pred_key] += 1
+    return {
+        system.id: system.pred_key
+        if system.pred_key.endswith(PRED_SUFFIX) and counts[system.pred_key] == 1
+        else f"{system.name}{PRED_SUFFIX}"
+        for system in systems
+    }
+
+
+def latest_round(user_id: int) -> AnnotationRound | None:
+    return db.session.scalars(
+        select(AnnotationRound).where(AnnotationRound.annotator_id == user_id)
+        .order_by(AnnotationRound.number.desc()).limit(1)
+    ).first()
+
+
+def leval_lines(annotator: str) -> list[dict[str, Any]]:
+    """Return the annotator's latest round in L-Eval's layout: one line per document they scored."""
+    user = db.session.scalars(select(User).where(User.username == annotator)).first()
+    if user is None:
+        raise LookupError(f"no annotator named {annotator!r}")
+    current = latest_round(user.id)
+    if current is None:
+        return []
+    scores = dict(db.session.execute(select(Score.prediction_id, Score.value).where(Score.round_id == current.id)).all())
+    systems = db.session.scalars(select(System).where(System.in_human_eval.is_(True)).order_by(System.name)).all()
+    keys = pred_keys(list(systems))
+    predictions: dict[int, dict[int, Prediction]] = defaultdict(dict)  # question id -> system id -> prediction
+    for prediction in db.session.scalars(
+        select(Prediction).join(Question, Question.id == Prediction.question_id)
+        .join(Document, Document.id == Question.document_id)
+        .where(Document.collection == HUMAN_EVAL, Prediction.system_id.in_(keys))
+    ):
+        predictions[prediction.question_id][prediction.system_id] = prediction
+    references: dict[int, dict[str, str]] = defaultdict(dict)
+    for question_id, kind, text in db.session.execute(
+        select(Reference.question_id, Reference.kind, Reference.text).join(Question).join(Document)
+        .where(Document.collection == HUMAN_EVAL)
+    ):
+        references[question_id][kind] = text
+
+    lines = []
+    documents = db.session.scalars(
+        select(Document).where(Document.collection == HUMAN_EVAL).order_by(Document.id)
+    ).all()
+    for document in documents:
+        questions = document.questions
+        answered = [predictions[q.id].get(s.id) for q in questions for s in systems]
+        if not any(p is not None and p.id in scores for p in answered):
+            continue
+        line: dict[str, Any] = {"instructions": [q.instruction for q in questions],
+                                "outputs": [q.reference for q in questions]}
+        for kind, key in REFERENCE_KEYS.items():
+            if kind != "human" and any(kind in references[q.id] for q in questions):
+                line[key] = [references[q.id].get(kind, "") for q in questions]
+        for system in systems:
+            answers = [predictions[q.id].get(system.id) for q in questions]
+            if all(answer is None for answer in answers):
+                continue
+            line[keys[system.id]] = [_scored_answer(answer, scores) for answer in answers]
+        line.update(evaluation=document.evaluation or "human", input=document.text, source=document.source)
+        lines.append(line)
+    return lines
+
+
+def _scored_answer(answer: Prediction | None, scores: dict[int, int]) -> str:
+    if answer is None:
+        return ""
+    if answer.id not in scores:
+        return answer.text
+    return f"{answer.text}{SCORE_SEPARATOR}{scores[answer.id]}"
+
+
+def split_scored_answer(value: str) -> tuple[str, str | None]:
+    """Split 'answer + separator + score' into (answer, score text); score is None when unscored."""
+    if SCORE_SEPARATOR in value:
+        answer, _, score = value.rpartition(SCORE_SEPARATOR)
+        return answer, score
+    # L-Eval's form drops carriage returns and browsers may trim; accept the separator without its newlines.
+    marker = SCORE_SEPARATOR.strip()
+    if marker in value:
+        answer, _, score = value.rpartition(marker)
+        return answer.rstrip("\n"), score
+    return value, None
+
+
+def annotators_with_scores() -> list[str]:
+    """Names of annotators who have at least one score, for the per-annotator downloads."""
+    return list(db.session.scalars(
+        select(User.username).join(Score, Score.annotator_id == User.id).group_by(User.username)
+        .having(func.count(Score.id) > 0).order_by(User.username)
+    ))

@@ -1,0 +1,77 @@
+"""Find the stored questions, systems and answers that an imported score refers to."""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from ...extensions import db
+from ...models import Document, Prediction, Question, System
+from ...models.corpus import HUMAN_EVAL
+from ..text import match_key, normalize_ws, sha256_text
+
+
+@dataclass(frozen=True)
+class StoredQuestion:
+    id: int
+    document_sha256: str
+    position: int
+    instruction: str
+
+
+@dataclass(frozen=True)
+class StoredAnswer:
+    id: int
+    text: str
+
+
+class SubsetIndex:
+    """Lookups over the human-eval subset, loaded once per imported file."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, list[StoredQuestion]] = defaultdict(list)
+        self.by_query: dict[str, list[StoredQuestion]] = defaultdict(list)
+        self.documents: dict[str, list[StoredQuestion]] = defaultdict(list)
+        stmt = (
+            select(Question.id, Document.sha256, Question.position, Question.instruction, Question.match_key)
+            .join(Document, Document.id == Question.document_id)
+            .where(Document.collection == HUMAN_EVAL)
+            .order_by(Document.id, Question.position)
+        )
+        for question_id, document_sha, position, instruction, key in db.session.execute(stmt):
+            question = StoredQuestion(question_id, document_sha, position, instruction)
+            self.by_key[key].append(question)
+            self.by_query[normalize_ws(instruction)].append(question)
+            self.documents[document_sha].append(question)
+        systems = db.session.scalars(select(System)).all()
+        self.systems = {system.name: system for system in systems}
+        keys: dict[str, list[System]] = defaultdict(list)
+        for system in systems:
+            if system.in_human_eval:  # the same rule as the export's pred_keys()
+                keys[system.pred_key].append(system)
+        self.systems_by_pred_key = {key: found[0] for key, found in keys.items() if key and len(found) == 1}
+        self.answers: dict[tuple[int, int], StoredAnswer] = {}
+        answer_stmt = (
+            select(Prediction.system_id, Prediction.question_id, Prediction.id, Prediction.text)
+            .join(Question, Question.id == Prediction.question_id)
+            .join(Document, Document.id == Question.document_id)
+            .where(Document.collection == HUMAN_EVAL)
+        )
+        for system_id, question_id, prediction_id, text in db.session.execute(answer_stmt):
+            self.answers[(system_id, question_id)] = StoredAnswer(prediction_id, text)
+
+    def find_questions(self, query: str, gt: str | None, document_sha256: str | None) -> list[StoredQuestion]:
+        """Match by (query, gt) like prediction files, or by the query alone when gt is absent."""
+        found = self.by_key.get(match_key(query, gt), []) if gt is not None else self.by_query.get(normalize_ws(query), [])
+        if document_sha256 and len(found) > 1:
+            found = [question for question in found if question.document_sha256 == document_sha256]
+        return found
+
+    def document_questions(self, text: str) -> list[StoredQuestion] | None:
+        """Return the questions of the human-eval document with exactly this text, in order."""
+        return self.documents.get(sha256_text(text))
+
+    def system_for_pred_key(self, key: str) -> System | None:
+        """Resolve `<model>_pred`: the system whose files use that key, else the system named <model>."""
+        return self.systems_by_pred_key.get(key) or self.systems.get(key.removesuffix("_pred"))

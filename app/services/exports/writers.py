@@ -1,0 +1,69 @@
+"""Serialise exports: JSON lines, CSV and the results JSON, to a file or an HTTP response body."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from .leval import leval_filename, leval_lines
+from .rows import SCORE_FIELDS, score_rows
+
+FORMATS = ("jsonl", "csv", "leval", "results")
+# A spreadsheet runs a cell starting with one of these as a formula; comments are free text.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def jsonl_text(rows: Iterable[dict[str, Any]]) -> str:
+    """One compact JSON object per line, UTF-8 kept readable."""
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+
+
+def _csv_cell(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value  # shown as text by spreadsheets instead of being evaluated
+    return value
+
+
+def csv_text(rows: Iterable[dict[str, Any]], fields: tuple[str, ...] = SCORE_FIELDS) -> str:
+    """CSV with a header row; text cells that a spreadsheet would evaluate are prefixed with '."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({key: _csv_cell(value) for key, value in row.items()})
+    return buffer.getvalue()
+
+
+def results_text(results: dict[str, Any]) -> str:
+    return json.dumps(results, ensure_ascii=False, indent=2) + "\n"
+
+
+def export_text(fmt: str, *, rounds: str = "all", annotator: str | None = None) -> str:
+    """Render one export as text; `leval` needs the annotator."""
+    if fmt == "jsonl":
+        return jsonl_text(score_rows(rounds, annotator))
+    if fmt == "csv":
+        return csv_text(score_rows(rounds, annotator))
+    if fmt == "leval":
+        if annotator is None:
+            raise ValueError("the leval export is per annotator: name one")
+        return jsonl_text(leval_lines(annotator))
+    if fmt == "results":
+        from ..results import full_results
+
+        return results_text(full_results())
+    raise ValueError(f"format must be one of {FORMATS}, not {fmt!r}")
+
+
+def write_leval_folder(folder: Path, annotators: Iterable[str]) -> list[Path]:
+    """Write files_from_<name>.jsonl for each annotator into a folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for annotator in annotators:
+        path = folder / leval_filename(annotator)
+        path.write_text(jsonl_text(leval_lines(annotator)), encoding="utf-8")
+        written.append(path)
+    return written

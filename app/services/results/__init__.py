@@ -1,0 +1,13 @@
+"""Results and analysis from the database: human scores, metrics against humans, agreement."""
+from . import cache
+from .length_instruction import SystemFlag, prompt_rows, set_length_instruction_flags, systems_with_flags
+from .metric_values import AUTOMATIC_METRICS, LENGTH_KEY, LENGTH_LABEL, PROFILE_LABELS, MetricColumn, metric_columns
+from .report import analyse, columns_for, current_scores, disagreements, full_results, length_instructed_systems
+from .scores import VIEW_LABELS, VIEWS, AnnotatorProgress, CurrentScores, load_current_scores
+
+__all__ = [
+    "AUTOMATIC_METRICS", "AnnotatorProgress", "CurrentScores", "LENGTH_KEY", "LENGTH_LABEL", "MetricColumn",
+    "PROFILE_LABELS", "SystemFlag", "VIEWS", "VIEW_LABELS", "analyse", "cache", "columns_for", "current_scores",
+    "disagreements", "full_results", "length_instructed_systems", "load_current_scores", "metric_columns",
+    "prompt_rows", "set_length_instruction_flags", "systems_with_flags",
+]

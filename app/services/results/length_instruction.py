@@ -1,0 +1,87 @@
+"""L-Eval's length instruction ("LIE"): prompts with the target length, and flagging systems.
+
+Researchers download the subset's questions with "We need a N-word answer."
+appended (N = words in the human reference), generate answers with them, and
+flag the resulting systems, so the results can put τ over plain systems next to
+τ over length-instructed ones, as L-Eval's figure does.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from ...extensions import db
+from ...models import Document, Prediction, Question, System
+from ...models.corpus import HUMAN_EVAL
+from ..analysis import detected_word_target, with_length_instruction
+from ..analysis.length_instruction import LENGTH_INSTRUCTION_TEMPLATE, reference_word_count
+
+
+def prompt_rows() -> Iterator[dict]:
+    """Yield one row per human-eval question: the question, its length-instructed prompt and the document.
+
+    `query` and `gt` are kept unchanged so that answers generated from these
+    rows import back as an L-Eval prediction file and match their questions.
+    """
+    stmt = (
+        select(Document, Question).join(Question, Question.document_id == Document.id)
+        .where(Document.collection == HUMAN_EVAL).order_by(Document.id, Question.position)
+    )
+    for document, question in db.session.execute(stmt):
+        if not question.reference.strip():
+            continue  # no reference, no length to instruct
+        yield {
+            "query": question.instruction,
+            "gt": question.reference,
+            "prompt": with_length_instruction(question.instruction, question.reference),
+            "word_target": reference_word_count(question.reference),
+            "instruction_template": LENGTH_INSTRUCTION_TEMPLATE,
+            "evaluation": "human",
+            "source": document.source,
+            "document_sha256": document.sha256,
+            "input": document.text,
+        }
+
+
+@dataclass(frozen=True)
+class SystemFlag:
+    """A system in the human evaluation, whether it is flagged, and what its prompts suggest."""
+
+    id: int
+    name: str
+    length_instruction: bool
+    answers: int
+    prompts_with_instruction: int
+
+
+def systems_with_flags() -> list[SystemFlag]:
+    """List the human-eval systems with their flag and how many stored prompts carry a length instruction."""
+    systems = db.session.scalars(select(System).where(System.in_human_eval.is_(True)).order_by(System.name)).all()
+    stmt = (
+        select(Prediction.system_id, Prediction.prompt)
+        .join(Question, Question.id == Prediction.question_id)
+        .join(Document, Document.id == Question.document_id)
+        .where(Document.collection == HUMAN_EVAL)
+    )
+    answers: Counter[int] = Counter()
+    detected: Counter[int] = Counter()
+    for system_id, prompt in db.session.execute(stmt):
+        answers[system_id] += 1
+        if prompt and detected_word_target(prompt) is not None:
+            detected[system_id] += 1
+    return [SystemFlag(s.id, s.name, bool(s.length_instruction), answers[s.id], detected[s.id]) for s in systems]
+
+
+def set_length_instruction_flags(flagged_ids: set[int]) -> list[str]:
+    """Flag exactly the given human-eval systems; return the names whose flag changed."""
+    changed = []
+    for system in db.session.scalars(select(System).where(System.in_human_eval.is_(True))):
+        wanted = system.id in flagged_ids
+        if bool(system.length_instruction) != wanted:
+            system.length_instruction = wanted
+            changed.append(system.name)
+    db.session.commit()
+    return sorted(changed)

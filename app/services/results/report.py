@@ -1,0 +1,189 @@
+"""Assemble the data of the results pages and of the `results` export from the database."""
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from datetime import datetime, timezone
+from typing import Any, TypeVar
+
+from flask import g, has_request_context
+from sqlalchemy import select
+
+from ... import __version__
+from ...extensions import db
+from ...models import Document, Question, System
+from ...models.metrics import PROFILES
+from ..analysis import (
+    build_results,
+    find_disagreements,
+    item_means,
+    length_instruction_comparison,
+    metric_vs_human,
+    min_significant_tau,
+    rank_table,
+    system_means,
+)
+from ..analysis._common import DEFAULT_RESAMPLES
+from .cache import cached
+from .judge_rates import WinRates, load_win_rates
+from .metric_values import LENGTH_KEY, PROFILE_LABELS, MetricColumn, item_values, metric_columns
+from .scores import VIEWS, CurrentScores, load_current_scores
+
+T = TypeVar("T")
+DISAGREEMENTS_SHOWN = 20
+
+
+def request_cached(key: Hashable, compute: Callable[[], T]) -> T:
+    """Compute once per request; several parts of a page (and of a view) share the same reads."""
+    if not has_request_context():
+        return compute()
+    cache = g.setdefault("_results_cache", {})
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
+
+def current_scores() -> CurrentScores:
+    return cached("scores", load_current_scores)
+
+
+def length_instructed_systems() -> list[str]:
+    """Names of systems flagged as generated with L-Eval's length instruction."""
+    return request_cached("flagged", lambda: list(db.session.scalars(
+        select(System.name).where(System.length_instruction.is_(True), System.in_human_eval.is_(True))
+        .order_by(System.name)
+    )))
+
+
+def columns_for(profile: str, win_rates: WinRates | None = None) -> list[MetricColumn]:
+    """Every measure compared with the humans, for one metric profile."""
+    if win_rates is not None:
+        return metric_columns(profile, win_rates)
+    return cached(("columns", profile), lambda: metric_columns(profile, request_cached("win_rates", load_win_rates)))
+
+
+def _check(view: str, profile: str) -> None:
+    if view not in VIEWS:
+        raise ValueError(f"view must be one of {VIEWS}, not {view!r}")
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {PROFILES}, not {profile!r}")
+
+
+def analyse(view: str = "all", profile: str = "official", *, win_rates: WinRates | None = None,
+            n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
+    """Run every analysis of the results pages on the current scores of one view."""
+    _check(view, profile)
+
+    def compute() -> dict[str, Any]:
+        scores = current_scores()
+        columns = columns_for(profile, win_rates)
+        usable = [column for column in columns if column.values]
+        results = build_results(
+            scores.for_view(view), {column.label: column.values for column in usable},
+            length_instructed=length_instructed_systems(), n_resamples=n_resamples,
+        )
+        results.update(
+            view=view, profile=profile, profile_label=PROFILE_LABELS[profile], n_included=scores.n_included,
+            progress=[p.to_dict() for p in scores.progress], finished_annotators=scores.finished_annotators,
+            metric_columns=[column.to_dict() for column in usable],
+            missing_metrics=[column.label for column in columns if not column.values],
+            length_instructed=length_instructed_systems(),
+        )
+        return results
+
+    if win_rates is not None:
+        return compute()
+    return cached(("analysis", view, profile, n_resamples), compute)
+
+
+def disagreements(column_key: str, view: str = "all", profile: str = "official",
+                  top_k: int | None = DISAGREEMENTS_SHOWN) -> list[dict[str, Any]]:
+    """Rank questions by how differently one measure and the humans order the systems' answers."""
+    _check(view, profile)
+    return cached(("disagreements", column_key, view, profile, top_k),
+                  lambda: _disagreements(column_key, view, profile, top_k))
+
+
+def _disagreements(column_key: str, view: str, profile: str, top_k: int | None) -> list[dict[str, Any]]:
+    human = item_means(current_scores().for_view(view))
+    values = item_values(column_key, profile)
+    items = []
+    for (system, document_id, question_id), mean in human.items():
+        value = values.get((system, document_id, question_id))
+        if value is not None:
+            items.append({"system": system, "document_id": document_id, "question_id": question_id,
+                          "metric": value, "human": mean})
+    found = [row.to_dict() for row in find_disagreements(items, top_k=top_k)]
+    texts = _question_texts({int(row["question_id"]) for row in found})
+    for row in found:
+        row["question"], row["document"], row["task"] = texts.get(int(row["question_id"]), ("", "", ""))
+        row["metric_values"] = {s: values.get((s, row["document_id"], row["question_id"])) for s in row["metric_ranks"]}
+        row["human_means"] = {s: human.get((s, row["document_id"], row["question_id"])) for s in row["human_ranks"]}
+    return found
+
+
+def _question_texts(question_ids: set[int]) -> dict[int, tuple[str, str, str]]:
+    if not question_ids:
+        return {}
+    stmt = (select(Question.id, Question.instruction, Document.title, Document.task)
+            .join(Document, Document.id == Question.document_id).where(Question.id.in_(question_ids)))
+    return {qid: (instruction, title, task) for qid, instruction, title, task in db.session.execute(stmt)}
+
+
+def _profile_section(records: list[dict], columns: list[MetricColumn], flagged: list[str],
+                     view: str, profile: str) -> dict[str, Any]:
+    """Correlations, ranks, plain-versus-instructed τ and disagreements under one metric profile."""
+    usable = [column for column in columns if column.values]
+    values = {column.label: column.values for column in usable}
+    means = system_means(records)
+    section: dict[str, Any] = {
+        "profile_label": PROFILE_LABELS[profile],
+        "metric_columns": [column.to_dict() for column in usable],
+        "correlations": [row.to_dict() for row in metric_vs_human(means, values)],
+        "ranks": [row.to_dict() for row in rank_table(means, values)] if means else [],
+        "length_instruction": [row.to_dict() for row in length_instruction_comparison(means, values, flagged)]
+        if flagged else [],
+        "disagreements": {
+            column.key: disagreements(column.key, view, profile)
+            for column in usable if column.source in ("metric", "length")
+        },
+    }
+    return section
+
+
+def full_results(win_rates: WinRates | None = None, n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
+    """Return every aggregate of the results pages, for both views and both profiles, as one JSON object."""
+    if win_rates is None:
+        results = cached(("full", n_resamples), lambda: _full_results(None, n_resamples))
+        return {**results, "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    return _full_results(win_rates, n_resamples)
+
+
+def _full_results(win_rates: WinRates | None, n_resamples: int) -> dict[str, Any]:
+    scores = current_scores()
+    rates = load_win_rates() if win_rates is None else win_rates
+    flagged = length_instructed_systems()
+    systems = db.session.execute(
+        select(System.name, System.length_instruction).where(System.in_human_eval.is_(True)).order_by(System.name)
+    ).all()
+    columns = {profile: metric_columns(profile, rates) for profile in PROFILES}
+    views: dict[str, Any] = {}
+    for view in VIEWS:
+        records = scores.for_view(view)
+        human = build_results(records, {}, n_resamples=n_resamples)
+        for key in ("correlations", "ranks"):
+            human.pop(key, None)
+        human["profiles"] = {
+            profile: _profile_section(records, columns[profile], flagged, view, profile) for profile in PROFILES
+        }
+        views[view] = human
+    return {
+        "app_version": __version__,
+        "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "scores_used": "each annotator's latest round, on human-eval answers of systems chosen for human evaluation",
+        "n_included_answers": scores.n_included,
+        "annotators": [p.to_dict() for p in scores.progress],
+        "systems": [{"system": name, "length_instruction": bool(flag)} for name, flag in systems],
+        "significance_threshold_tau_7_systems": min_significant_tau(7),
+        "length_key": LENGTH_KEY,
+        "views": views,
+    }

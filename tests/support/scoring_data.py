@@ -1,0 +1,107 @@
+"""Generate human scores and metric values with a seeded RNG, straight into the app's database.
+
+Tests, browser tests and benchmarks use it to stand in for annotators and
+metric jobs; the values are random, but every computation on them is real.
+"""
+from __future__ import annotations
+
+import string
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+from sqlalchemy import select
+
+from app.extensions import db
+from app.models import AnnotationRound, Document, MetricResult, Prediction, Question, Score, System, User
+from app.models.corpus import HUMAN_EVAL
+from app.services.accounts import create_user
+
+ANNOTATOR_PASSWORD = "annotator-pass-123"
+METRIC_KEYS = ("f1", "rougeL", "keyword_f1")
+
+
+def included_answers() -> list[tuple[int, str, int]]:
+    """(prediction id, system name, question id) of every human-eval answer of a chosen system."""
+    stmt = (
+        select(Prediction.id, System.name, Question.id)
+        .join(System, System.id == Prediction.system_id)
+        .join(Question, Question.id == Prediction.question_id)
+        .join(Document, Document.id == Question.document_id)
+        .where(Document.collection == HUMAN_EVAL, System.in_human_eval.is_(True))
+        .order_by(Question.id, System.name)
+    )
+    return [tuple(row) for row in db.session.execute(stmt)]  # type: ignore[misc]
+
+
+def system_quality(systems: list[str]) -> dict[str, float]:
+    """Give systems evenly spread true mean scores between 1.8 and 4.4, in name order."""
+    ordered = sorted(set(systems))
+    if len(ordered) == 1:
+        return {ordered[0]: 3.0}
+    return {name: 1.8 + 2.6 * i / (len(ordered) - 1) for i, name in enumerate(ordered)}
+
+
+def generate_scores(annotators: list[str], seed: int = 0, *, coverage: float = 1.0, round_number: int = 1,
+                    noise: float = 0.9, quality: dict[str, float] | None = None) -> int:
+    """Score the included answers for each annotator in one round; return how many scores were added.
+
+    coverage < 1 leaves some answers unscored (an annotator who has not finished).
+    """
+    rng = np.random.default_rng(seed)
+    answers = included_answers()
+    quality = system_quality([system for _, system, _ in answers]) if quality is None else quality
+    by_question: dict[int, list[int]] = {}
+    for prediction_id, _, question_id in answers:
+        by_question.setdefault(question_id, []).append(prediction_id)
+    start = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
+    added = 0
+    for a, name in enumerate(annotators):
+        user = db.session.scalars(select(User).where(User.username == name)).first()
+        if user is None:
+            user = create_user(name, ANNOTATOR_PASSWORD, "annotator")
+        round_ = AnnotationRound(annotator_id=user.id, number=round_number, status="open")
+        db.session.add(round_)
+        db.session.flush()
+        labels = {}
+        for question_id, prediction_ids in by_question.items():
+            for position, prediction_id in enumerate(rng.permutation(prediction_ids)):
+                labels[int(prediction_id)] = string.ascii_uppercase[position]
+        for index, (prediction_id, system, _) in enumerate(answers):
+            if coverage < 1.0 and rng.random() > coverage:
+                continue
+            value = int(np.clip(round(quality[system] + rng.normal(0, noise)), 1, 5))
+            moment = start + timedelta(days=a, seconds=37 * index)
+            db.session.add(Score(
+                round_id=round_.id, annotator_id=user.id, prediction_id=prediction_id, value=value,
+                comment="" if rng.random() < 0.8 else f"note {index}: checked against the reference",
+                answer_label=labels[prediction_id], seconds_spent=round(float(rng.uniform(8, 120)), 3),
+                created_at=moment, updated_at=moment + timedelta(seconds=5),
+            ))
+            added += 1
+    db.session.commit()
+    return added
+
+
+def generate_metric_results(seed: int = 1, *, noise: float = 12.0, metrics: tuple[str, ...] = METRIC_KEYS,
+                            quality: dict[str, float] | None = None) -> int:
+    """Store per-answer metric values (0-100) that loosely follow system quality, for both profiles."""
+    rng = np.random.default_rng(seed)
+    answers = db.session.execute(
+        select(Prediction.id, System.id, System.name, Question.id)
+        .join(System, System.id == Prediction.system_id)
+        .join(Question, Question.id == Prediction.question_id)
+        .join(Document, Document.id == Question.document_id)
+        .where(Document.collection == HUMAN_EVAL, System.in_human_eval.is_(True))
+        .order_by(Question.id, System.name)
+    ).all()
+    quality = system_quality([name for _, _, name, _ in answers]) if quality is None else quality
+    added = 0
+    for metric in metrics:
+        for profile, shift in (("official", 0.0), ("fixed", 3.0)):
+            for prediction_id, system_id, name, question_id in answers:
+                value = float(np.clip(15 * quality[name] - 10 + shift + rng.normal(0, noise), 0, 100))
+                db.session.add(MetricResult(prediction_id=prediction_id, system_id=system_id, question_id=question_id,
+                                            metric=metric, profile=profile, value=value))
+                added += 1
+    db.session.commit()
+    return added
