@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from .errors import ImportFailure
 
@@ -15,11 +15,10 @@ class Row:
     data: dict[str, Any]
 
 
-def parse_jsonl(raw: bytes, name: str) -> list[Row]:
-    """Parse JSON lines from bytes; raise ImportFailure naming the bad line."""
+def iter_jsonl(raw: bytes, name: str) -> Iterator[Row | ImportFailure]:
+    """Yield each non-blank line as a Row, or as the ImportFailure that locates its problem."""
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
-    rows: list[Row] = []
     for number, line in enumerate(raw.split(b"\n"), start=1):
         line = line.rstrip(b"\r")
         if not line.strip():
@@ -27,14 +26,26 @@ def parse_jsonl(raw: bytes, name: str) -> list[Row]:
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ImportFailure(name, f"not valid UTF-8 (byte {exc.start})", line=number) from None
+            yield ImportFailure(name, f"not valid UTF-8 (byte {exc.start})", line=number)
+            continue
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ImportFailure(name, f"invalid JSON: {exc.msg} at column {exc.colno}", line=number) from None
+            yield ImportFailure(name, f"invalid JSON: {exc.msg} at column {exc.colno}", line=number)
+            continue
         if not isinstance(data, dict):
-            raise ImportFailure(name, f"expected a JSON object, got {type(data).__name__}", line=number)
-        rows.append(Row(number, data))
+            yield ImportFailure(name, f"expected a JSON object, got {type(data).__name__}", line=number)
+            continue
+        yield Row(number, data)
+
+
+def parse_jsonl(raw: bytes, name: str) -> list[Row]:
+    """Parse JSON lines from bytes; raise ImportFailure naming the first bad line."""
+    rows: list[Row] = []
+    for item in iter_jsonl(raw, name):
+        if isinstance(item, ImportFailure):
+            raise item
+        rows.append(item)
     if not rows:
         raise ImportFailure(name, "the file has no JSON lines")
     return rows

@@ -1,13 +1,12 @@
 """Validate one uploaded prediction file without writing anything: rows, system, evaluations, matches, errors."""
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePosixPath
 
 from ..importers.errors import ImportFailure
-from ..importers.jsonl import Row
+from ..importers.jsonl import Row, iter_jsonl
 from ..importers.predictions import parse_prediction_rows, preview_predictions, system_and_task
 from ..importers.runner import detect_format
 from ..leval_tasks import is_known_task
@@ -58,25 +57,12 @@ class FilePreview:
 
 def read_rows(preview: FilePreview, raw: bytes) -> list[Row]:
     """Parse every line, recording each bad one instead of stopping at the first."""
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
     rows: list[Row] = []
-    for number, line in enumerate(raw.split(b"\n"), start=1):
-        line = line.rstrip(b"\r")
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            preview.add_error(f"not valid UTF-8 (byte {exc.start})", line=number)
-            continue
-        except json.JSONDecodeError as exc:
-            preview.add_error(f"invalid JSON: {exc.msg} at column {exc.colno}", line=number)
-            continue
-        if not isinstance(data, dict):
-            preview.add_error(f"expected a JSON object, got {type(data).__name__}", line=number)
-            continue
-        rows.append(Row(number, data))
+    for item in iter_jsonl(raw, preview.name):
+        if isinstance(item, ImportFailure):
+            preview.add_error(item.message, line=item.line)
+        else:
+            rows.append(item)
     return rows
 
 
