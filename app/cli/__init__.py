@@ -6,8 +6,8 @@ from flask import Flask
 
 def register_cli(app: Flask) -> None:
     """Attach every command group to the app's CLI."""
-    from . import data, serve, users
+    from . import data, export, serve, users
 
-    for module in (data, serve, users):
+    for module in (data, export, serve, users):
         for command in module.COMMANDS:
             app.cli.add_command(command)
