@@ -20,10 +20,16 @@ from app.services.export import FIELDS, export_scores
 from tests.scoring_helpers import demo, user_id  # noqa: F401  (fixture)
 
 
+def _context(round_, question_id: int) -> scoring.SaveContext:
+    blinding.ensure_view(round_, question_id)
+    return scoring.load_save_context(round_.annotator_id, question_id)
+
+
 def _score_all(round_, question_id: int, value: int = 3) -> None:
     view = blinding.ensure_view(round_, question_id)
+    context = _context(round_, question_id)
     for answer in blinding.visible_answers(view):
-        scoring.save_score(round_, view, answer.prediction_id, answer.label, value, "")
+        scoring.save_score(context, answer.prediction_id, answer.label, value, "")
 
 
 def test_labels_round_trip():
@@ -116,7 +122,7 @@ def test_resume_goes_to_the_first_question_with_unscored_answers(demo):
         _score_all(round_, slots[0].question_id)
         view = blinding.ensure_view(round_, slots[1].question_id)
         first = blinding.visible_answers(view)[0]
-        scoring.save_score(round_, view, first.prediction_id, first.label, 2, "")
+        scoring.save_score(_context(round_, slots[1].question_id), first.prediction_id, first.label, 2, "")
         _score_all(round_, slots[3].question_id)
         loaded = workload.load_workload(round_.id)
         assert loaded.first_open().question_id == slots[1].question_id
@@ -135,11 +141,12 @@ def test_history_keeps_every_change_and_repeats_change_nothing(demo):
         view.first_viewed_at = utcnow() - timedelta(seconds=90)
         db.session.commit()
         answer = blinding.visible_answers(view)[0]
-        first = scoring.save_score(round_, view, answer.prediction_id, "A", 3, "")
-        assert first.changed and 89 <= first.score.seconds_spent <= 120
-        assert not scoring.save_score(round_, view, answer.prediction_id, "A", 3, "").changed
-        scoring.save_score(round_, view, answer.prediction_id, "A", 5, "")
-        scoring.save_score(round_, view, answer.prediction_id, "A", 5, "clear and complete")
+        context = _context(round_, question_id)
+        first = scoring.save_score(context, answer.prediction_id, "A", 3, "")
+        assert first.changed and 89 <= first.seconds_spent <= 120
+        assert not scoring.save_score(context, answer.prediction_id, "A", 3, "").changed
+        scoring.save_score(context, answer.prediction_id, "A", 5, "")
+        scoring.save_score(context, answer.prediction_id, "A", 5, "clear and complete")
         score = db.session.scalars(select(Score)).one()
         history = [(r.old_value, r.new_value, r.old_comment, r.new_comment) for r in scoring.revisions_of(score.id)]
         assert history == [(None, 3, None, ""), (3, 5, "", ""), (5, 5, "", "clear and complete")]

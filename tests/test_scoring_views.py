@@ -179,10 +179,10 @@ def test_staff_overview_systems_and_begin_again(demo):
 
         target = user_id(demo, "annotator")
     confirm = staff.get(f"/annotate/annotators/{target}/begin-again").get_data(as_text=True)
-    assert "Begin again for annotator?" in confirm and "1 scores" in confirm and "Yes, begin again" in confirm
+    assert "Begin again for annotator?" in confirm and "1 score<" in confirm and "Yes, begin again" in confirm
     done = staff.post(f"/annotate/annotators/{target}/begin-again", data={"csrf_token": staff_auth.token()},
                       follow_redirects=True).get_data(as_text=True)
-    assert "Round 1 · archived · 1 scores" in done and "0 of 40" in done
+    assert "Round 1 · archived · 1 score<" in done and "is archived with 1 score." in done and "0 of 40" in done
     stale = post_score(annotator, auth.token(), question_id=question_id, label="A", value=2, round=1)
     assert stale.status_code == 409 and stale.get_json()["reload"] is True
     assert annotator.get("/annotate/annotators/1/begin-again").status_code == 403

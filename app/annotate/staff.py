@@ -41,9 +41,13 @@ def begin_again_view(user_id: int):
             return redirect(url_for("annotate.overview"))
         flash(
             f"{annotator.username} begins again in round {result.new_number}. Round {result.archived_number} "
-            f"is archived with its {result.archived_scores} scores.", "success",
+            f"is archived with {_scores(result.archived_scores)}.", "success",
         )
         return redirect(url_for("annotate.overview"))
     current = find_open_round(annotator.id)
     summary = next((r for r in rounds_of([annotator.id]).get(annotator.id, []) if current and r.id == current.id), None)
     return render_template("annotate/begin_again.html", annotator=annotator, current=summary)
+
+
+def _scores(n: int) -> str:
+    return f"{n} score" if n == 1 else f"{n} scores"

@@ -107,6 +107,7 @@
         s.attempt += 1;
         s.retryIn = Math.min(MAX_BACKOFF, Math.pow(2, s.attempt));
         s.error = response ? error.message : "the server could not be reached";
+        markUnsaved(s);
         refreshStatus();
         schedule(s, s.retryIn * 1000);
       });
@@ -132,8 +133,28 @@
 
   function markScored(s) {
     s.el.classList.add("is-scored");
+    s.el.classList.remove("is-unsaved");
     var badge = s.el.querySelector("[data-state]");
     if (badge) badge.textContent = "Scored " + s.saved.value;
+    var jump = document.querySelector('.jump[data-jump="' + s.label + '"]');
+    if (jump) {
+      jump.classList.add("is-scored");
+      jump.setAttribute("aria-label", "Answer " + s.label + ", scored " + s.saved.value);
+      var value = jump.querySelector(".jump-value");
+      if (!value) {
+        value = document.createElement("span");
+        value.className = "jump-value";
+        value.setAttribute("aria-hidden", "true");
+        jump.appendChild(value);
+      }
+      value.textContent = String(s.saved.value);
+    }
+  }
+
+  function markUnsaved(s) {
+    s.el.classList.add("is-unsaved");
+    var badge = s.el.querySelector("[data-state]");
+    if (badge) badge.textContent = "Not saved yet";
   }
 
   /* ---- Inputs ---- */
@@ -174,6 +195,15 @@
     if (index < 0) index = step > 0 ? -1 : answers.length;
     focusAnswer(answers[Math.max(0, Math.min(answers.length - 1, index + step))]);
   }
+
+  Array.prototype.forEach.call(document.querySelectorAll(".jump[data-jump]"), function (link) {
+    link.addEventListener("click", function (event) {
+      var target = document.getElementById("answer-" + link.dataset.jump);
+      if (!target) return;
+      event.preventDefault();
+      focusAnswer(target);
+    });
+  });
 
   document.addEventListener("focusin", function (event) {
     var answer = event.target.closest ? event.target.closest(".answer") : null;

@@ -12,7 +12,7 @@ import random
 import string
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.exc import IntegrityError
 
 from ...extensions import db
@@ -120,14 +120,21 @@ def label_index(label: str) -> int | None:
     return index - 1
 
 
+_INCLUDED_PREDICTION = (
+    select(Prediction.id)
+    .join(System, Prediction.system_id == System.id)
+    .where(Prediction.id == bindparam("prediction_id"), System.in_human_eval.is_(True))
+)
+
+
+def resolve_in_order(order: list[int], label: str) -> int | None:
+    """The prediction behind a label in this order, if its system is included now."""
+    index = label_index(label)
+    if index is None or index >= len(order):
+        return None
+    return db.session.scalar(_INCLUDED_PREDICTION, {"prediction_id": order[index]})
+
+
 def resolve_label(view: QuestionView, label: str) -> int | None:
     """The prediction behind a label the annotator can see now, or None."""
-    index = label_index(label)
-    if index is None or index >= len(view.order):
-        return None
-    stmt = (
-        select(Prediction.id)
-        .join(System, Prediction.system_id == System.id)
-        .where(Prediction.id == view.order[index], System.in_human_eval.is_(True))
-    )
-    return db.session.scalar(stmt)
+    return resolve_in_order(view.order, label)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ...extensions import db
@@ -74,9 +74,45 @@ def parse_score_payload(data: object) -> ScoreInput:
 
 
 @dataclass(frozen=True)
+class SaveContext:
+    """What a save needs from the database, read in one query: the open round and the view."""
+
+    round_id: int
+    round_number: int
+    annotator_id: int
+    order: list[int]
+    first_viewed_at: datetime
+
+
+# Built once: the save endpoint is the hottest path, and statement construction is not free.
+_CONTEXT = (
+    select(AnnotationRound.id, AnnotationRound.number, QuestionView.order, QuestionView.first_viewed_at)
+    .join(QuestionView, QuestionView.round_id == AnnotationRound.id)
+    .where(
+        AnnotationRound.annotator_id == bindparam("annotator_id"), AnnotationRound.status == "open",
+        QuestionView.question_id == bindparam("question_id"),
+    )
+)
+_CURRENT = select(Score.id, Score.value, Score.comment).where(
+    Score.round_id == bindparam("round_id"), Score.prediction_id == bindparam("prediction_id")
+)
+
+
+def load_save_context(annotator_id: int, question_id: int) -> SaveContext | None:
+    """The annotator's open round and view of the question, or None if either is missing."""
+    found = db.session.execute(_CONTEXT, {"annotator_id": annotator_id, "question_id": question_id}).first()
+    if found is None:
+        return None
+    return SaveContext(found[0], found[1], annotator_id, list(found[2]), found[3])
+
+
+@dataclass(frozen=True)
 class SaveResult:
-    score: Score
     changed: bool
+    value: int
+    comment: str
+    seconds_spent: float
+    saved_at: datetime
 
 
 def as_utc(moment: datetime) -> datetime:
@@ -85,38 +121,44 @@ def as_utc(moment: datetime) -> datetime:
 
 
 def save_score(
-    round_: AnnotationRound, view: QuestionView, prediction_id: int, label: str, value: int, comment: str,
+    context: SaveContext, prediction_id: int, label: str, value: int, comment: str,
     *, now: datetime | None = None, _retry: bool = True,
 ) -> SaveResult:
-    """Store a score; the same value and comment again change nothing (safe to retry)."""
+    """Store a score with a revision; the same value and comment again change nothing (safe to retry)."""
     now = now or utcnow()
-    seconds = max(0.0, (now - as_utc(view.first_viewed_at)).total_seconds())
-    stmt = select(Score).where(Score.round_id == round_.id, Score.prediction_id == prediction_id)
-    score = db.session.scalars(stmt).first()
-    if score is not None and score.value == value and score.comment == comment:
-        return SaveResult(score, changed=False)
-    if score is None:
-        score = Score(
-            round_id=round_.id, annotator_id=round_.annotator_id, prediction_id=prediction_id, value=value,
-            comment=comment, answer_label=label, seconds_spent=seconds, created_at=now, updated_at=now,
-        )
-        score.revisions.append(ScoreRevision(old_value=None, new_value=value, old_comment=None,
-                                             new_comment=comment, changed_at=now))
-        db.session.add(score)
-    else:
-        db.session.add(ScoreRevision(score_id=score.id, old_value=score.value, new_value=value,
-                                     old_comment=score.comment, new_comment=comment, changed_at=now))
-        score.value, score.comment, score.answer_label = value, comment, label
-        score.seconds_spent, score.updated_at = seconds, now
+    seconds = max(0.0, (now - as_utc(context.first_viewed_at)).total_seconds())
+    current = db.session.execute(_CURRENT, {"round_id": context.round_id, "prediction_id": prediction_id}).first()
+    if current is not None and current.value == value and current.comment == comment:
+        return SaveResult(False, value, comment, seconds, now)
     try:
+        if current is None:
+            score_id = db.session.execute(
+                insert(Score).values(
+                    round_id=context.round_id, annotator_id=context.annotator_id, prediction_id=prediction_id,
+                    value=value, comment=comment, answer_label=label, seconds_spent=seconds,
+                    created_at=now, updated_at=now,
+                ).returning(Score.id)
+            ).scalar_one()
+            old_value, old_comment = None, None
+        else:
+            score_id, old_value, old_comment = current
+            db.session.execute(
+                update(Score).where(Score.id == score_id).values(
+                    value=value, comment=comment, answer_label=label, seconds_spent=seconds, updated_at=now,
+                )
+            )
+        db.session.execute(insert(ScoreRevision).values(
+            score_id=score_id, old_value=old_value, new_value=value, old_comment=old_comment,
+            new_comment=comment, changed_at=now,
+        ))
         db.session.commit()
     except IntegrityError:
         # A retried request raced its first attempt; read what that one stored and compare again.
         db.session.rollback()
         if not _retry:
             raise
-        return save_score(round_, view, prediction_id, label, value, comment, now=now, _retry=False)
-    return SaveResult(score, changed=True)
+        return save_score(context, prediction_id, label, value, comment, now=now, _retry=False)
+    return SaveResult(True, value, comment, seconds, now)
 
 
 def scores_by_prediction(round_id: int, prediction_ids: list[int]) -> dict[int, Score]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlalchemy import case, func, select
+from sqlalchemy import bindparam, case, func, select
 
 from ...extensions import db
 from ...models import Document, Prediction, Question, Score, System
@@ -168,20 +168,31 @@ class Progress:
     question_total: int
 
 
-def progress_after_save(round_id: int, question_id: int) -> Progress:
-    """Overall and per-question counts in two small queries (the save endpoint's answer)."""
-    on_question = case((Prediction.question_id == question_id, 1), else_=0)
-    total, question_total = db.session.execute(
-        select(func.count(Prediction.id), func.coalesce(func.sum(on_question), 0))
+def _progress_statement():
+    """Overall and per-question counts in one round trip (the save endpoint's answer)."""
+    included = (
+        select(Prediction.id, Prediction.question_id)
         .join(Question, Prediction.question_id == Question.id)
         .join(Document, Question.document_id == Document.id)
         .join(System, Prediction.system_id == System.id)
         .where(Document.collection == HUMAN_EVAL, System.in_human_eval.is_(True))
-    ).one()
-    done, question_scored = db.session.execute(
+        .cte("included")
+    )
+    on_question = case((included.c.question_id == bindparam("question_id"), 1), else_=0)
+    totals = select(func.count(), func.coalesce(func.sum(on_question), 0)).select_from(included)
+    scored = (
         select(func.count(Score.id), func.coalesce(func.sum(on_question), 0))
-        .join(Prediction, Score.prediction_id == Prediction.id)
-        .join(System, Prediction.system_id == System.id)
-        .where(Score.round_id == round_id, System.in_human_eval.is_(True))
-    ).one()
+        .join(included, included.c.id == Score.prediction_id)
+        .where(Score.round_id == bindparam("round_id"))
+    )
+    return totals.union_all(scored)
+
+
+_PROGRESS = _progress_statement()
+
+
+def progress_after_save(round_id: int, question_id: int) -> Progress:
+    (total, question_total), (done, question_scored) = db.session.execute(
+        _PROGRESS, {"round_id": round_id, "question_id": question_id}
+    ).all()
     return Progress(done=done, total=total, question_scored=question_scored, question_total=question_total)
