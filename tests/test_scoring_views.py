@@ -215,3 +215,31 @@ def test_templates_and_static_files_refer_to_no_external_url():
                     if EXTERNAL_URL.search(line):
                         offenders.append(f"{path.relative_to(REPO_ROOT)}:{number}: {line.strip()[:100]}")
     assert not offenders, "external URLs:\n" + "\n".join(offenders)
+
+
+def test_no_system_name_reaches_the_annotator_on_leval_data(app, shared_leval):
+    """L-Eval's system names (claude-100k, gpt4-32k, …) resemble the reference labels: check exactly."""
+    from app.services.importers import import_path
+
+    with app.app_context():
+        assert not import_path(shared_leval / "Predictions" / "human_eval").failed
+    names = system_names(app)
+    assert "claude-100k" in names and "gpt4-32k" in names
+    client, auth = signed_in(app)
+    token = auth.token()
+    overview = client.get("/annotate/done").get_data(as_text=True)
+    pages = sorted(set(QUESTION_LINK_RE.findall(overview)))
+    assert len(pages) > 80
+    seen = [overview]
+    documents = set()
+    for path in pages:
+        page = client.get(path).get_data(as_text=True)
+        seen.append(page)
+        documents.add(DOC_URL_RE.search(page).group(1).replace("&amp;", "&"))
+        question_id = int(QUESTION_ID_RE.search(page).group(1))
+        seen.append(post_score(client, token, question_id=question_id, label="A", value=4).get_data(as_text=True))
+    seen += [client.get(url).get_data(as_text=True) for url in sorted(documents)]
+    everything = "\n".join(seen)
+    assert "Claude-100k reference" in everything
+    leaked = [name for name in names if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", everything)]
+    assert not leaked, f"system names reached the annotator: {leaked}"
