@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from time import perf_counter
 
-from flask import Flask
+from flask import Flask, g
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
@@ -27,6 +28,7 @@ def create_app(config: dict | None = None) -> Flask:
     app.config.update(build_config(instance, config))
     Path(app.config["UPLOAD_FOLDER"]).mkdir(parents=True, exist_ok=True)
 
+    _register_server_timing(app)  # first, so its clock covers the CSRF and sign-in checks too
     db.init_app(app)
     migrate.init_app(app, db, directory=str(REPO_ROOT / "migrations"), render_as_batch=True)
     csrf.init_app(app)
@@ -80,6 +82,21 @@ def _register_template_helpers(app: Flask) -> None:
         return name in endpoints_cache
 
     app.jinja_env.globals.update(app_version=__version__, has_endpoint=has_endpoint, nav_items=NAV_ITEMS)
+
+
+def _register_server_timing(app: Flask) -> None:
+    """Report each request's time in the app as a Server-Timing header (benchmarks read it)."""
+
+    @app.before_request
+    def _start_clock():
+        g.request_started = perf_counter()
+
+    @app.after_request
+    def _server_timing(response):
+        started = g.pop("request_started", None)
+        if started is not None:
+            response.headers["Server-Timing"] = f"app;dur={(perf_counter() - started) * 1000:.2f}"
+        return response
 
 
 def _register_optional_blueprints(app: Flask) -> None:

@@ -14,7 +14,9 @@ PUBLIC_ENDPOINTS = frozenset({"auth.login", "core.healthz", "static"})
 
 @login_manager.user_loader
 def load_user(user_id: str) -> User | None:
-    return db.session.get(User, int(user_id)) if user_id.isdigit() else None
+    user = db.session.get(User, int(user_id)) if user_id.isdigit() else None
+    # A deactivated account loses its open sessions too, not only the next sign-in.
+    return user if user is not None and user.is_active else None
 
 
 def wants_json() -> bool:

@@ -27,7 +27,7 @@ from .common import upgrade_database
               help="jsonl/csv: one row per score; leval: L-Eval's per-annotator file; results: every aggregate.")
 @click.option("--out", type=click.Path(path_type=Path), required=True,
               help="File to write, '-' for standard output; for leval without --annotator, a folder.")
-@click.option("--rounds", type=click.Choice(ROUND_CHOICES), default="all", show_default=True,
+@click.option("--rounds", type=click.Choice(ROUND_CHOICES), default="current", show_default=True,
               help="jsonl/csv: every round, or only each annotator's latest.")
 @click.option("--annotator", default=None, help="Only this annotator's scores (leval: whose file to write).")
 def export_command(fmt: str, out: Path, rounds: str, annotator: str | None) -> None:

@@ -56,3 +56,29 @@ def ensure_admin() -> tuple[User, str] | None:
         username = f"admin{suffix}"
     password = generate_password()
     return create_user(username, password, "admin"), password
+
+
+def list_users() -> list[User]:
+    return list(db.session.scalars(select(User).order_by(User.username)))
+
+
+def set_active(user: User, active: bool, *, by: User) -> None:
+    """Deactivate or reactivate an account; an admin cannot lock out themselves or the last admin."""
+    if not active and user.id == by.id:
+        raise AccountError("You cannot deactivate your own account.")
+    if not active and user.role == "admin":
+        others = db.session.scalar(
+            select(func.count(User.id)).where(User.role == "admin", User.active.is_(True), User.id != user.id)
+        )
+        if not others:
+            raise AccountError("This is the last active admin account; it cannot be deactivated.")
+    user.active = active
+    db.session.commit()
+
+
+def reset_password(user: User) -> str:
+    """Give the account a new random password and return it (it is shown once, never stored)."""
+    password = generate_password()
+    user.set_password(password)
+    db.session.commit()
+    return password

@@ -1,0 +1,140 @@
+"""Blind, shuffled answers: each annotator sees a question's answers as A, B, … in their own order.
+
+The order is seeded by annotator, round and question, so it is reproducible, and stored in
+QuestionView on first view so exports can tell which label an annotator saw. A system
+included later is appended; labels already seen never move. Excluded systems keep their
+place (and their scores) but are not shown.
+"""
+from __future__ import annotations
+
+import hashlib
+import random
+import string
+from dataclasses import dataclass
+
+from sqlalchemy import bindparam, select
+from sqlalchemy.exc import IntegrityError
+
+from ...extensions import db
+from ...models import AnnotationRound, Prediction, QuestionView, System
+
+LETTERS = string.ascii_uppercase
+
+
+def answer_label(index: int) -> str:
+    """0 → "A", 25 → "Z", 26 → "AA": spreadsheet-style column names."""
+    label = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        label = LETTERS[rest] + label
+    return label
+
+
+def view_seed(annotator_id: int, round_number: int, question_id: int) -> str:
+    return f"leval-blind:{annotator_id}:{round_number}:{question_id}"
+
+
+def shuffled(ids: list[int], seed: str) -> list[int]:
+    """Shuffle ids reproducibly: the same ids and seed always give the same order."""
+    digest = hashlib.sha256(seed.encode("utf-8")).digest()
+    ordered = sorted(ids)
+    random.Random(int.from_bytes(digest[:8], "big")).shuffle(ordered)
+    return ordered
+
+
+def included_prediction_ids(question_id: int) -> list[int]:
+    """Predictions for this question from systems in the human evaluation."""
+    stmt = (
+        select(Prediction.id)
+        .join(System, Prediction.system_id == System.id)
+        .where(Prediction.question_id == question_id, System.in_human_eval.is_(True))
+        .order_by(Prediction.id)
+    )
+    return list(db.session.scalars(stmt))
+
+
+def find_view(round_id: int, question_id: int) -> QuestionView | None:
+    stmt = select(QuestionView).where(QuestionView.round_id == round_id, QuestionView.question_id == question_id)
+    return db.session.scalars(stmt).first()
+
+
+def ensure_view(round_: AnnotationRound, question_id: int) -> QuestionView:
+    """Return the annotator's view of a question, recording its order and first-view time once."""
+    included = included_prediction_ids(question_id)
+    seed = view_seed(round_.annotator_id, round_.number, question_id)
+    view = find_view(round_.id, question_id)
+    if view is None:
+        view = QuestionView(round_id=round_.id, question_id=question_id, order=shuffled(included, seed))
+        db.session.add(view)
+        try:
+            db.session.commit()
+        except IntegrityError:
+            # The same question opened twice at once (two tabs): keep the first view.
+            db.session.rollback()
+            view = find_view(round_.id, question_id)
+            if view is None:
+                raise
+        return view
+    seen = set(view.order)
+    missing = [pid for pid in included if pid not in seen]
+    if missing:
+        # Deterministic too, so two requests appending at once write the same order.
+        extra_seed = seed + ":" + ",".join(map(str, sorted(missing)))
+        view.order = list(view.order) + shuffled(missing, extra_seed)
+        db.session.commit()
+    return view
+
+
+@dataclass(frozen=True)
+class BlindAnswer:
+    label: str
+    prediction_id: int
+    text: str
+
+
+def visible_answers(view: QuestionView) -> list[BlindAnswer]:
+    """The view's answers from included systems, in the stored order, with their labels."""
+    if not view.order:
+        return []
+    stmt = (
+        select(Prediction.id, Prediction.text)
+        .join(System, Prediction.system_id == System.id)
+        .where(Prediction.id.in_(view.order), System.in_human_eval.is_(True))
+    )
+    texts = dict(db.session.execute(stmt).all())
+    return [
+        BlindAnswer(label=answer_label(i), prediction_id=pid, text=texts[pid])
+        for i, pid in enumerate(view.order)
+        if pid in texts
+    ]
+
+
+def label_index(label: str) -> int | None:
+    """Inverse of answer_label: "A" → 0, "AA" → 26; None for anything else."""
+    if not isinstance(label, str) or not 1 <= len(label) <= 3 or not all(c in LETTERS for c in label):
+        return None
+    index = 0
+    for char in label:
+        index = index * 26 + LETTERS.index(char) + 1
+    return index - 1
+
+
+_INCLUDED_PREDICTION = (
+    select(Prediction.id)
+    .join(System, Prediction.system_id == System.id)
+    .where(Prediction.id == bindparam("prediction_id"), System.in_human_eval.is_(True))
+)
+
+
+def resolve_in_order(order: list[int], label: str) -> int | None:
+    """The prediction behind a label in this order, if its system is included now."""
+    index = label_index(label)
+    if index is None or index >= len(order):
+        return None
+    return db.session.scalar(_INCLUDED_PREDICTION, {"prediction_id": order[index]})
+
+
+def resolve_label(view: QuestionView, label: str) -> int | None:
+    """The prediction behind a label the annotator can see now, or None."""
+    return resolve_in_order(view.order, label)

@@ -1,0 +1,151 @@
+"""The long-document panel: the text cut into segments small enough to render and search smoothly.
+
+L-Eval's documents are long (up to 255,521 characters) and shaped very differently: hard-wrapped
+novels with no blank lines, transcripts with one speaker turn per line, review dumps that are a
+single 70,000-character line. Segments group whole lines up to SEGMENT_CHARS and cut overlong
+lines at sentence ends, so the browser renders a few hundred small blocks, never one giant node.
+"""
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from ...extensions import db
+from ...models import Document
+from ...models.corpus import HUMAN_EVAL
+
+SEGMENT_CHARS = 1600
+# Bump when the segmentation changes, so browsers drop cached copies (it is part of the ETag).
+SEGMENT_VERSION = 1
+CACHE_SIZE = 24
+
+_BLANK_LINES = re.compile(r"\n[ \t]*\n\s*")
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])[\"'”’)\]]*\s+")
+
+
+def _cut_long_line(line: str, limit: int) -> list[str]:
+    """Cut a line longer than `limit` at sentence ends, else at spaces, else anywhere."""
+    pieces: list[str] = []
+    rest = line
+    while len(rest) > limit:
+        window = rest[:limit]
+        cut = 0
+        for match in _SENTENCE_END.finditer(window):
+            if match.end() > limit // 3:
+                cut = match.end()
+        if not cut:
+            space = window.rfind(" ", limit // 3)
+            cut = space + 1 if space > 0 else limit
+        pieces.append(rest[:cut])
+        rest = rest[cut:]
+    if rest:
+        pieces.append(rest)
+    return pieces
+
+
+def segment_text(text: str, limit: int = SEGMENT_CHARS) -> list[tuple[str, bool]]:
+    """Cut text into (segment, starts_paragraph) pairs of at most `limit` characters.
+
+    Blank lines start paragraphs. Inside a paragraph, whole lines are grouped (their line
+    breaks kept); a line longer than the limit is cut on its own.
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    segments: list[tuple[str, bool]] = []
+    for paragraph in _BLANK_LINES.split(text.strip("\n")):
+        if not paragraph.strip():
+            continue
+        starts = True
+        buffer: list[str] = []
+        size = 0
+
+        def flush() -> None:
+            nonlocal buffer, size, starts
+            if buffer:
+                segments.append(("\n".join(buffer), starts))
+                starts = False
+            buffer, size = [], 0
+
+        for line in paragraph.split("\n"):
+            if len(line) > limit:
+                flush()
+                for piece in _cut_long_line(line, limit):
+                    segments.append((piece, starts))
+                    starts = False
+                continue
+            if buffer and size + 1 + len(line) > limit:
+                flush()
+            buffer.append(line)
+            size += len(line) + (1 if size else 0)
+        flush()
+    return segments
+
+
+@dataclass(frozen=True)
+class DocumentPayload:
+    etag: str
+    body: bytes
+
+
+class _PayloadCache:
+    """A small LRU of serialised documents: the 255K text is cut and encoded once per process."""
+
+    def __init__(self, size: int):
+        self._size = size
+        self._items: OrderedDict[tuple[int, str], DocumentPayload] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[int, str]) -> DocumentPayload | None:
+        with self._lock:
+            item = self._items.get(key)
+            if item is not None:
+                self._items.move_to_end(key)
+            return item
+
+    def put(self, key: tuple[int, str], payload: DocumentPayload) -> None:
+        with self._lock:
+            self._items[key] = payload
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+
+_cache = _PayloadCache(CACHE_SIZE)
+
+
+def document_version(sha256: str) -> str:
+    """A short token naming this document text and segmentation (used in URLs and the ETag)."""
+    return f"{sha256[:16]}-{SEGMENT_VERSION}"
+
+
+def document_payload(document_id: int) -> DocumentPayload | None:
+    """The JSON for the document panel of a human-eval document, or None if there is none."""
+    head = db.session.execute(
+        select(Document.sha256).where(Document.id == document_id, Document.collection == HUMAN_EVAL)
+    ).first()
+    if head is None:
+        return None
+    key = (document_id, head.sha256)
+    cached = _cache.get(key)
+    if cached is not None:
+        return cached
+    doc = db.session.execute(
+        select(Document.title, Document.task, Document.text, Document.word_count).where(Document.id == document_id)
+    ).one()
+    body = {
+        "id": document_id,
+        "title": doc.title,
+        "task": doc.task,
+        "chars": len(doc.text),
+        "words": doc.word_count,
+        # [text, 1 if it starts a paragraph else 0]: compact, and keeps the JSON small.
+        "segments": [[text, int(starts)] for text, starts in segment_text(doc.text)],
+    }
+    encoded = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    payload = DocumentPayload(etag=document_version(head.sha256), body=encoded)
+    _cache.put(key, payload)
+    return payload

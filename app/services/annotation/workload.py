@@ -1,0 +1,198 @@
+"""What an annotator scores: human-eval questions with answers from the included systems.
+
+Order is document-first (documents in import order, then questions by position) so a long
+text is read once for all its questions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlalchemy import bindparam, case, func, select
+
+from ...extensions import db
+from ...models import Document, Prediction, Question, Score, System
+from ...models.corpus import HUMAN_EVAL
+
+SNIPPET_CHARS = 90
+
+
+@dataclass
+class QuestionSlot:
+    question_id: int
+    document_id: int
+    document_title: str
+    task: str
+    position: int
+    instruction: str
+    total: int
+    scored: int = 0
+
+    @property
+    def done(self) -> bool:
+        return self.scored >= self.total
+
+    @property
+    def snippet(self) -> str:
+        text = " ".join(self.instruction.split())
+        return text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1].rstrip() + "…"
+
+
+@dataclass
+class DocumentGroup:
+    document_id: int
+    title: str
+    task: str
+    slots: list[QuestionSlot] = field(default_factory=list)
+
+    @property
+    def done(self) -> int:
+        return sum(1 for s in self.slots if s.done)
+
+
+@dataclass
+class Workload:
+    slots: list[QuestionSlot]
+
+    def __post_init__(self) -> None:
+        self._index = {slot.question_id: i for i, slot in enumerate(self.slots)}
+
+    @property
+    def total(self) -> int:
+        return sum(s.total for s in self.slots)
+
+    @property
+    def done(self) -> int:
+        return sum(min(s.scored, s.total) for s in self.slots)
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.slots) and all(s.done for s in self.slots)
+
+    def slot(self, question_id: int) -> QuestionSlot | None:
+        i = self._index.get(question_id)
+        return None if i is None else self.slots[i]
+
+    def position(self, question_id: int) -> int:
+        """1-based place of the question in the whole workload."""
+        return self._index[question_id] + 1
+
+    def neighbours(self, question_id: int) -> tuple[QuestionSlot | None, QuestionSlot | None]:
+        i = self._index[question_id]
+        before = self.slots[i - 1] if i > 0 else None
+        after = self.slots[i + 1] if i + 1 < len(self.slots) else None
+        return before, after
+
+    def first_open(self) -> QuestionSlot | None:
+        """The first question, in document-first order, that still has unscored answers."""
+        return next((s for s in self.slots if not s.done), None)
+
+    def groups(self) -> list[DocumentGroup]:
+        groups: list[DocumentGroup] = []
+        for slot in self.slots:
+            if not groups or groups[-1].document_id != slot.document_id:
+                groups.append(DocumentGroup(slot.document_id, slot.document_title, slot.task))
+            groups[-1].slots.append(slot)
+        return groups
+
+    def document_index(self, question_id: int) -> tuple[int, int]:
+        """(n, m): the question's document is the n-th of m documents in this workload."""
+        documents = list(dict.fromkeys(s.document_id for s in self.slots))
+        return documents.index(self.slot(question_id).document_id) + 1, len(documents)
+
+    def document_place(self, question_id: int) -> tuple[int, int]:
+        """(n, m): the question is the n-th of m questions of its document in this workload."""
+        slot = self.slot(question_id)
+        same = [s.question_id for s in self.slots if s.document_id == slot.document_id]
+        return same.index(question_id) + 1, len(same)
+
+
+def included_answer_counts() -> list[tuple]:
+    """Rows (question, document, title, task, position, instruction, answers) in document-first order."""
+    stmt = (
+        select(
+            Question.id, Question.document_id, Document.title, Document.task, Question.position,
+            Question.instruction, func.count(Prediction.id),
+        )
+        .join(Document, Question.document_id == Document.id)
+        .join(Prediction, Prediction.question_id == Question.id)
+        .join(System, Prediction.system_id == System.id)
+        .where(Document.collection == HUMAN_EVAL, System.in_human_eval.is_(True))
+        .group_by(Question.id, Document.id)
+        .order_by(Document.id, Question.position)
+    )
+    return list(db.session.execute(stmt))
+
+
+def scored_counts(round_id: int) -> dict[int, int]:
+    """{question id: answers of included systems scored in this round}."""
+    stmt = (
+        select(Prediction.question_id, func.count(Score.id))
+        .join(Prediction, Score.prediction_id == Prediction.id)
+        .join(System, Prediction.system_id == System.id)
+        .where(Score.round_id == round_id, System.in_human_eval.is_(True))
+        .group_by(Prediction.question_id)
+    )
+    return dict(db.session.execute(stmt).all())
+
+
+def load_workload(round_id: int | None) -> Workload:
+    """The annotator's questions in order, each with how many answers are scored in the round."""
+    scored = scored_counts(round_id) if round_id is not None else {}
+    slots = [
+        QuestionSlot(
+            question_id=qid, document_id=doc_id, document_title=title, task=task, position=position,
+            instruction=instruction, total=total, scored=scored.get(qid, 0),
+        )
+        for qid, doc_id, title, task, position, instruction, total in included_answer_counts()
+    ]
+    return Workload(slots)
+
+
+def workload_total() -> int:
+    """How many answers every annotator has to score."""
+    stmt = (
+        select(func.count(Prediction.id))
+        .join(Question, Prediction.question_id == Question.id)
+        .join(Document, Question.document_id == Document.id)
+        .join(System, Prediction.system_id == System.id)
+        .where(Document.collection == HUMAN_EVAL, System.in_human_eval.is_(True))
+    )
+    return db.session.scalar(stmt) or 0
+
+
+@dataclass(frozen=True)
+class Progress:
+    done: int
+    total: int
+    question_scored: int
+    question_total: int
+
+
+def _progress_statement():
+    """Overall and per-question counts in one round trip (the save endpoint's answer)."""
+    included = (
+        select(Prediction.id, Prediction.question_id)
+        .join(Question, Prediction.question_id == Question.id)
+        .join(Document, Question.document_id == Document.id)
+        .join(System, Prediction.system_id == System.id)
+        .where(Document.collection == HUMAN_EVAL, System.in_human_eval.is_(True))
+        .cte("included")
+    )
+    on_question = case((included.c.question_id == bindparam("question_id"), 1), else_=0)
+    totals = select(func.count(), func.coalesce(func.sum(on_question), 0)).select_from(included)
+    scored = (
+        select(func.count(Score.id), func.coalesce(func.sum(on_question), 0))
+        .join(included, included.c.id == Score.prediction_id)
+        .where(Score.round_id == bindparam("round_id"))
+    )
+    return totals.union_all(scored)
+
+
+_PROGRESS = _progress_statement()
+
+
+def progress_after_save(round_id: int, question_id: int) -> Progress:
+    (total, question_total), (done, question_scored) = db.session.execute(
+        _PROGRESS, {"round_id": round_id, "question_id": question_id}
+    ).all()
+    return Progress(done=done, total=total, question_scored=question_scored, question_total=question_total)

@@ -1,0 +1,298 @@
+/* The question page: autosave of scores and comments, keyboard shortcuts, navigation guard.
+   A save that fails is retried with backoff and the status says what failed; nothing is dropped. */
+(function () {
+  "use strict";
+
+  var bar = document.getElementById("workbar");
+  if (!bar) return;
+  var csrfToken = document.querySelector('meta[name="csrf-token"]').getAttribute("content");
+  var saveUrl = bar.dataset.saveUrl;
+  var questionId = Number(bar.dataset.questionId);
+  var roundNumber = Number(bar.dataset.round);
+  var statusEl = document.getElementById("save-status");
+  var answers = Array.prototype.slice.call(document.querySelectorAll(".answer"));
+  var COMMENT_DELAY = 700;
+  var MAX_BACKOFF = 30;
+
+  /* ---- State: what the annotator chose, and what the server has acknowledged ---- */
+  var states = {};
+  answers.forEach(function (el) {
+    var checked = el.querySelector(".score-radio:checked");
+    var comment = el.querySelector(".comment");
+    var value = checked ? Number(checked.value) : null;
+    var text = comment ? comment.value : "";
+    states[el.dataset.label] = {
+      el: el, label: el.dataset.label, value: value, comment: text,
+      saved: { value: value, comment: text.trim() },
+      inflight: false, timer: null, attempt: 0, error: null,
+    };
+  });
+  var savedOnce = false;
+
+  function each(fn) { Object.keys(states).forEach(function (k) { fn(states[k]); }); }
+  function isDirty(s) { return s.value !== null && (s.value !== s.saved.value || s.comment.trim() !== s.saved.comment); }
+  function commentWaiting(s) { return s.value === null && s.comment.trim() !== ""; }
+  function hasUnsaved() {
+    var pending = false;
+    each(function (s) { if (s.inflight || isDirty(s) || commentWaiting(s)) pending = true; });
+    return pending;
+  }
+
+  function setStatus(text, kind) {
+    statusEl.textContent = text;
+    statusEl.dataset.kind = kind || "";
+  }
+
+  function refreshStatus() {
+    var failing = null, busy = false, waiting = null;
+    each(function (s) {
+      if (s.error && !failing) failing = s;
+      if (s.inflight || (isDirty(s) && !s.error)) busy = true;
+      if (commentWaiting(s) && !waiting) waiting = s;
+    });
+    if (failing) {
+      setStatus("Could not save Answer " + failing.label + ": " + failing.error + ". Retrying in " + failing.retryIn + " s…", "error");
+    } else if (busy) {
+      setStatus("Saving…", "busy");
+    } else if (waiting) {
+      setStatus("Your comment on Answer " + waiting.label + " is saved once you give it a score.", "warn");
+    } else if (savedOnce) {
+      setStatus("Saved", "ok");
+    } else {
+      setStatus("", "");
+    }
+  }
+
+  function describeFailure(response, data) {
+    if (data && data.error) return data.error.replace(/\.$/, "");
+    if (response.status === 401) return "you are signed out; sign in again in another tab";
+    if (response.status === 403) return "you are not allowed to score here";
+    return "the server answered " + response.status;
+  }
+
+  function schedule(s, delay) {
+    clearTimeout(s.timer);
+    s.timer = setTimeout(function () { s.timer = null; send(s); }, delay);
+  }
+
+  function send(s) {
+    if (s.inflight) return;           // the running save resends when it ends
+    if (!isDirty(s)) { refreshStatus(); return; }
+    clearTimeout(s.timer);
+    s.timer = null;
+    s.inflight = true;
+    refreshStatus();
+    var sent = { question_id: questionId, round: roundNumber, label: s.label, value: s.value, comment: s.comment };
+    var response = null;
+    fetch(saveUrl, {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": csrfToken },
+      body: JSON.stringify(sent),
+    })
+      .then(function (r) { response = r; return r.json().catch(function () { return null; }); })
+      .then(function (data) {
+        if (!response.ok || !data || !data.saved) throw new Error(describeFailure(response, data));
+        s.inflight = false;
+        s.saved = { value: data.value, comment: data.comment };
+        s.attempt = 0;
+        s.error = null;
+        savedOnce = true;
+        showProgress(data);
+        markScored(s);
+        if (isDirty(s)) { send(s); return; }   // changed again while this save ran
+        refreshStatus();
+      })
+      .catch(function (error) {
+        s.inflight = false;
+        s.attempt += 1;
+        s.retryIn = Math.min(MAX_BACKOFF, Math.pow(2, s.attempt));
+        s.error = response ? error.message : "the server could not be reached";
+        markUnsaved(s);
+        refreshStatus();
+        schedule(s, s.retryIn * 1000);
+      });
+  }
+
+  function flushAll() { each(function (s) { if (isDirty(s) && !s.inflight) send(s); }); }
+
+  /* ---- What the page shows after a save ---- */
+  function showProgress(data) {
+    var count = document.getElementById("progress-count");
+    var fill = document.getElementById("progress-bar");
+    if (count && data.progress) count.textContent = data.progress.done + " of " + data.progress.total;
+    if (fill && data.progress && data.progress.total) fill.style.width = (100 * data.progress.done / data.progress.total).toFixed(1) + "%";
+    var item = document.querySelector('.qlist-item[data-question="' + questionId + '"]');
+    if (item && data.question) {
+      var done = data.question.scored >= data.question.total;
+      item.classList.toggle("is-done", done);
+      item.classList.toggle("is-partial", !done && data.question.scored > 0);
+      item.querySelector(".qlist-mark").textContent = done ? "✓" : "◐";
+      item.querySelector(".qlist-state").textContent = done ? "done" : data.question.scored + " of " + data.question.total;
+    }
+  }
+
+  function markScored(s) {
+    s.el.classList.add("is-scored");
+    s.el.classList.remove("is-unsaved");
+    var badge = s.el.querySelector("[data-state]");
+    if (badge) badge.textContent = "Scored " + s.saved.value;
+    var jump = document.querySelector('.jump[data-jump="' + s.label + '"]');
+    if (jump) {
+      jump.classList.add("is-scored");
+      jump.setAttribute("aria-label", "Answer " + s.label + ", scored " + s.saved.value);
+      var value = jump.querySelector(".jump-value");
+      if (!value) {
+        value = document.createElement("span");
+        value.className = "jump-value";
+        value.setAttribute("aria-hidden", "true");
+        jump.appendChild(value);
+      }
+      value.textContent = String(s.saved.value);
+    }
+  }
+
+  function markUnsaved(s) {
+    s.el.classList.add("is-unsaved");
+    var badge = s.el.querySelector("[data-state]");
+    if (badge) badge.textContent = "Not saved yet";
+  }
+
+  /* ---- Inputs ---- */
+  answers.forEach(function (el) {
+    var s = states[el.dataset.label];
+    el.addEventListener("change", function (event) {
+      if (!event.target.classList.contains("score-radio")) return;
+      s.value = Number(event.target.value);
+      send(s);
+    });
+    var comment = el.querySelector(".comment");
+    if (!comment) return;
+    comment.addEventListener("input", function () {
+      s.comment = comment.value;
+      if (s.value === null) { refreshStatus(); return; }
+      if (!s.inflight) schedule(s, COMMENT_DELAY);
+      refreshStatus();
+    });
+    comment.addEventListener("change", function () { s.comment = comment.value; send(s); });
+  });
+
+  function choose(answer, value) {
+    var radio = answer.querySelector('.score-radio[value="' + value + '"]');
+    if (!radio || radio.checked) return;
+    radio.checked = true;
+    radio.dispatchEvent(new Event("change", { bubbles: true }));
+  }
+
+  function focusAnswer(answer) {
+    answers.forEach(function (a) { a.classList.toggle("is-current", a === answer); });
+    answer.focus({ preventScroll: true });
+    answer.scrollIntoView({ block: "start" });
+  }
+
+  function move(from, step) {
+    if (!answers.length) return;
+    var index = answers.indexOf(from);
+    if (index < 0) index = step > 0 ? -1 : answers.length;
+    focusAnswer(answers[Math.max(0, Math.min(answers.length - 1, index + step))]);
+  }
+
+  Array.prototype.forEach.call(document.querySelectorAll(".jump[data-jump]"), function (link) {
+    link.addEventListener("click", function (event) {
+      var target = document.getElementById("answer-" + link.dataset.jump);
+      if (!target) return;
+      event.preventDefault();
+      focusAnswer(target);
+    });
+  });
+
+  document.addEventListener("focusin", function (event) {
+    var answer = event.target.closest ? event.target.closest(".answer") : null;
+    answers.forEach(function (a) { a.classList.toggle("is-current", a === answer); });
+  });
+
+  /* ---- Keyboard ---- */
+  var dialog = document.getElementById("shortcuts-dialog");
+  function showShortcuts() { if (dialog && !dialog.open) dialog.showModal(); }
+  document.getElementById("shortcuts-button").addEventListener("click", showShortcuts);
+
+  document.addEventListener("keydown", function (event) {
+    if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (dialog && dialog.open) return;
+    var target = event.target;
+    var answer = target.closest ? target.closest(".answer") : null;
+    if (target.matches("textarea, input[type=search], input[type=text], select, [contenteditable]")) {
+      if (event.key === "Escape" && answer) { event.preventDefault(); focusAnswer(answer); }
+      return;
+    }
+    var inDocument = target.closest && target.closest(".doc-panel");
+    var key = event.key;
+    if (key === "?") { event.preventDefault(); showShortcuts(); return; }
+    if (key === "/") { event.preventDefault(); document.getElementById("doc-find-input").focus(); return; }
+    if (answer && key.length === 1 && key >= "1" && key <= "5") { event.preventDefault(); choose(answer, key); return; }
+    if (answer && key === "c") {
+      var box = answer.querySelector(".comment-box");
+      if (box) { event.preventDefault(); box.open = true; box.querySelector("textarea").focus(); }
+      return;
+    }
+    if (key === "j" || key === "k") { event.preventDefault(); move(answer, key === "j" ? 1 : -1); return; }
+    // Arrows move between answers, except where they scroll the document; Left/Right stay with the radios.
+    if ((key === "ArrowDown" || key === "ArrowUp") && !inDocument && (answer || target === document.body)) {
+      event.preventDefault();
+      move(answer, key === "ArrowDown" ? 1 : -1);
+    }
+  });
+
+  /* ---- References: an annotator who folds one away keeps it folded on the next question ---- */
+  Array.prototype.forEach.call(document.querySelectorAll("details.reference"), function (details) {
+    var key = "leval-reference-open:" + details.dataset.reference;
+    try { if (localStorage.getItem(key) === "0") details.open = false; } catch (e) { /* storage disabled */ }
+    details.addEventListener("toggle", function () {
+      try { localStorage.setItem(key, details.open ? "1" : "0"); } catch (e) { /* storage disabled */ }
+    });
+  });
+
+  /* ---- Question list popover: close on Escape or a click elsewhere ---- */
+  var menu = document.getElementById("qlist-menu");
+  if (menu) {
+    document.addEventListener("click", function (event) { if (menu.open && !menu.contains(event.target)) menu.open = false; });
+    menu.addEventListener("keydown", function (event) {
+      if (event.key === "Escape" && menu.open) { menu.open = false; menu.querySelector("summary").focus(); }
+    });
+  }
+
+  /* ---- Never leave with unsaved work: save first, or warn ---- */
+  function waitForSaves(timeoutMs) {
+    return new Promise(function (resolve) {
+      var started = Date.now();
+      (function poll() {
+        if (!hasUnsaved()) return resolve(true);
+        if (Date.now() - started > timeoutMs) return resolve(false);
+        setTimeout(poll, 60);
+      })();
+    });
+  }
+
+  Array.prototype.forEach.call(document.querySelectorAll("a[data-nav]"), function (link) {
+    link.addEventListener("click", function (event) {
+      if (!hasUnsaved()) return;
+      event.preventDefault();
+      flushAll();
+      refreshStatus();
+      waitForSaves(4000).then(function (ok) {
+        if (ok) { window.location.href = link.href; return; }
+        var waiting = null;
+        each(function (s) { if (commentWaiting(s) && !waiting) waiting = s; });
+        if (waiting) {
+          setStatus("Answer " + waiting.label + " has a comment but no score: score it or clear the comment before leaving.", "warn");
+        }
+      });
+    });
+  });
+
+  window.addEventListener("beforeunload", function (event) {
+    if (!hasUnsaved()) return;
+    flushAll();
+    event.preventDefault();
+    event.returnValue = "";
+  });
+})();

@@ -1,0 +1,225 @@
+/* The long-document panel: fetched on its own, rendered in batches, searchable.
+   Text only ever goes in through textContent; highlights are DOM ranges, never markup. */
+(function () {
+  "use strict";
+
+  var panel = document.getElementById("doc-panel");
+  if (!panel) return;
+  var body = document.getElementById("doc-body");
+  var input = document.getElementById("doc-find-input");
+  var countEl = document.getElementById("doc-find-count");
+  var prevBtn = document.getElementById("doc-find-prev");
+  var nextBtn = document.getElementById("doc-find-next");
+  var storeKey = "leval-doc-scroll:" + panel.dataset.documentId;
+  var FIRST_BATCH = 24;
+  var BATCH = 60;
+
+  var segments = [];   // [text, startsParagraph] from the server
+  var nodes = [];      // the <p> element of each segment, once rendered
+  var rendered = 0;
+  var matches = [];    // [segmentIndex, start, end]
+  var current = -1;
+  var canHighlight = typeof CSS !== "undefined" && CSS.highlights && typeof Highlight === "function";
+  var fallbackMark = null;
+
+  function note(text, isError) {
+    body.textContent = "";
+    var p = document.createElement("p");
+    p.className = "doc-note" + (isError ? " error" : "");
+    p.textContent = text;
+    body.appendChild(p);
+    return p;
+  }
+
+  function renderUpTo(end) {
+    end = Math.min(end, segments.length);
+    if (rendered >= end) return;
+    var fragment = document.createDocumentFragment();
+    for (; rendered < end; rendered++) {
+      var p = document.createElement("p");
+      p.className = segments[rendered][1] ? "doc-seg" : "doc-seg cont";
+      p.textContent = segments[rendered][0];
+      nodes.push(p);
+      fragment.appendChild(p);
+    }
+    body.appendChild(fragment);
+    if (rendered === segments.length) body.setAttribute("aria-busy", "false");
+  }
+
+  function renderRest() {
+    if (rendered >= segments.length) return;
+    renderUpTo(rendered + BATCH);
+    requestAnimationFrame(renderRest);
+  }
+
+  function renderAll() { renderUpTo(segments.length); }
+
+  /* Remember the reading place per document, so moving between its questions keeps it. */
+  function firstVisibleSegment() {
+    var top = body.scrollTop, lo = 0, hi = nodes.length - 1, found = 0;
+    while (lo <= hi) {
+      var mid = (lo + hi) >> 1;
+      if (nodes[mid].offsetTop <= top) { found = mid; lo = mid + 1; } else { hi = mid - 1; }
+    }
+    return found;
+  }
+
+  var saveQueued = false;
+  function queueSavePlace() {
+    if (saveQueued || !nodes.length) return;
+    saveQueued = true;
+    requestAnimationFrame(function () {
+      saveQueued = false;
+      var i = firstVisibleSegment();
+      try {
+        sessionStorage.setItem(storeKey, JSON.stringify({ i: i, off: body.scrollTop - nodes[i].offsetTop }));
+      } catch (e) { /* storage full or disabled: the place is simply not kept */ }
+    });
+  }
+
+  function restorePlace() {
+    var saved = null;
+    try { saved = JSON.parse(sessionStorage.getItem(storeKey) || "null"); } catch (e) { saved = null; }
+    if (!saved || typeof saved.i !== "number" || saved.i <= 0) return;
+    renderUpTo(saved.i + FIRST_BATCH);
+    var node = nodes[Math.min(saved.i, nodes.length - 1)];
+    body.scrollTop = node.offsetTop + (saved.off || 0);
+  }
+
+  function load() {
+    note("Loading the document…");
+    body.setAttribute("aria-busy", "true");
+    fetch(panel.dataset.documentUrl, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (response) {
+        if (!response.ok) throw new Error("the server answered " + response.status);
+        return response.json();
+      })
+      .then(function (data) {
+        segments = data.segments || [];
+        body.textContent = "";
+        nodes = [];
+        rendered = 0;
+        renderUpTo(FIRST_BATCH);
+        restorePlace();
+        requestAnimationFrame(renderRest);
+        panel.dispatchEvent(new CustomEvent("document-ready", { bubbles: true }));
+      })
+      .catch(function (error) {
+        var p = note("The document could not be loaded (" + error.message + "). ", true);
+        var retry = document.createElement("button");
+        retry.type = "button";
+        retry.className = "button small";
+        retry.textContent = "Try again";
+        retry.addEventListener("click", load);
+        p.appendChild(retry);
+      });
+  }
+
+  /* ---- Find in document ---- */
+  function escapeRegExp(text) { return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
+
+  function rangeFor(match) {
+    var node = nodes[match[0]].firstChild;
+    var range = document.createRange();
+    range.setStart(node, match[1]);
+    range.setEnd(node, match[2]);
+    return range;
+  }
+
+  function clearFallbackMark() {
+    if (!fallbackMark) return;
+    var parent = fallbackMark.parentNode;
+    parent.replaceChild(document.createTextNode(fallbackMark.textContent), fallbackMark);
+    parent.normalize();
+    fallbackMark = null;
+  }
+
+  function clearHighlights() {
+    if (canHighlight) { CSS.highlights.delete("doc-match"); CSS.highlights.delete("doc-current"); }
+    clearFallbackMark();
+  }
+
+  function updateCount() {
+    var query = input.value;
+    if (!query) countEl.textContent = "";
+    else if (!matches.length) countEl.textContent = "No matches";
+    else countEl.textContent = (current + 1) + " of " + matches.length;
+    prevBtn.disabled = nextBtn.disabled = matches.length === 0;
+  }
+
+  function scrollToRange(range, element) {
+    var rect = range.getBoundingClientRect();
+    if (!rect.height) { element.scrollIntoView({ block: "center" }); rect = range.getBoundingClientRect(); }
+    var box = body.getBoundingClientRect();
+    body.scrollTop += rect.top - box.top - box.height / 3;
+  }
+
+  function show(index) {
+    if (!matches.length) { current = -1; updateCount(); return; }
+    current = (index + matches.length) % matches.length;
+    var match = matches[current];
+    clearFallbackMark();
+    var range = rangeFor(match);
+    if (canHighlight) {
+      CSS.highlights.set("doc-current", new Highlight(range));
+    } else {
+      fallbackMark = document.createElement("mark");
+      fallbackMark.className = "doc-current";
+      range.surroundContents(fallbackMark);
+      range = document.createRange();
+      range.selectNodeContents(fallbackMark);
+    }
+    scrollToRange(range, nodes[match[0]]);
+    updateCount();
+  }
+
+  function search() {
+    clearHighlights();
+    matches = [];
+    current = -1;
+    var query = input.value;
+    if (!query || !segments.length) { updateCount(); return; }
+    renderAll();
+    var pattern = new RegExp(escapeRegExp(query), "giu");
+    for (var i = 0; i < nodes.length; i++) {
+      var text = segments[i][0];
+      pattern.lastIndex = 0;
+      var m;
+      while ((m = pattern.exec(text)) !== null) {
+        matches.push([i, m.index, m.index + m[0].length]);
+      }
+    }
+    if (canHighlight && matches.length) {
+      var all = new Highlight();
+      for (var j = 0; j < matches.length; j++) all.add(rangeFor(matches[j]));
+      CSS.highlights.set("doc-match", all);
+    }
+    // Start from the reading place, not the top: the annotator is usually mid-document.
+    var from = nodes.length ? firstVisibleSegment() : 0;
+    var start = matches.findIndex(function (match) { return match[0] >= from; });
+    show(start < 0 ? 0 : start);
+  }
+
+  var searchTimer = null;
+  input.addEventListener("input", function () {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(search, 160);
+  });
+  input.addEventListener("keydown", function (event) {
+    if (event.key === "Enter") {
+      event.preventDefault();
+      if (searchTimer) { clearTimeout(searchTimer); searchTimer = null; search(); return; }
+      show(current + (event.shiftKey ? -1 : 1));
+    } else if (event.key === "Escape") {
+      if (input.value) { input.value = ""; search(); event.stopPropagation(); }
+      else { input.blur(); }
+    }
+  });
+  document.getElementById("doc-find").addEventListener("submit", function (event) { event.preventDefault(); });
+  prevBtn.addEventListener("click", function () { show(current - 1); });
+  nextBtn.addEventListener("click", function () { show(current + 1); });
+  body.addEventListener("scroll", queueSavePlace, { passive: true });
+
+  updateCount();
+  load();
+})();

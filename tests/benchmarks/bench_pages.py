@@ -1,0 +1,268 @@
+"""Benchmark the scoring pages against the real server on loopback.
+
+1. The question page and the document request for L-Eval's largest document (255,521
+   characters): 200 requests each, p50 and p95 of the server time (the Server-Timing header)
+   and of the client's round trip. Target: server p95 <= 25 ms.
+2. 50 annotators saving scores at once, each with its own session and connection: p99 of the
+   save round trip, errors, and lost writes (acknowledged saves missing from the database).
+   Each waits 0.2-0.6 s between saves (a person takes seconds). Target: p99 <= 100 ms, 0 errors,
+   0 lost. A stress run without any pause is reported too, without a target.
+
+Baseline, measured in the same run: /healthz, the cheapest request the app serves (one
+`SELECT 1`), so the ratio shows what each page costs above the bare request overhead.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import random
+import re
+import sqlite3
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlencode, urlsplit
+
+from common import REPO_ROOT, print_table, row, shared_or_exit
+
+REQUESTS = 200
+ANNOTATORS = 50
+QUESTIONS_EACH = 5          # each annotator scores every answer of this many questions
+THINK_SECONDS = (0.2, 0.6)  # pause between one annotator's saves; people take far longer
+STRESS_QUESTIONS = 2        # the stress run: no pause at all, every annotator saving flat out
+PASSWORD = "bench-pass-123"
+CSRF_RE = re.compile(r'name="csrf-token" content="([^"]+)"')
+TIMING_RE = re.compile(r"dur=([0-9.]+)")
+LABELS_RE = re.compile(r'data-label="([A-Z]+)"')
+
+
+class Session:
+    """One browser-like client: a keep-alive connection, the session cookie and the CSRF token."""
+
+    def __init__(self, base_url: str):
+        parts = urlsplit(base_url)
+        self.connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+        self.cookies: dict[str, str] = {}
+        self.token = ""
+
+    def request(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None):
+        headers = dict(headers or {})
+        if self.cookies:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        started = time.perf_counter()
+        self.connection.request(method, path, body=body, headers=headers)
+        response = self.connection.getresponse()
+        data = response.read()
+        elapsed = time.perf_counter() - started
+        for header in response.headers.get_all("Set-Cookie") or []:
+            name, _, rest = header.partition("=")
+            self.cookies[name.strip()] = rest.split(";", 1)[0]
+        timing = TIMING_RE.search(response.headers.get("Server-Timing", ""))
+        server_ms = float(timing.group(1)) if timing else None
+        return response.status, data, elapsed * 1000, server_ms
+
+    def sign_in(self, username: str) -> None:
+        status, page, _, _ = self.request("GET", "/login")
+        self.token = CSRF_RE.search(page.decode()).group(1)
+        form = urlencode({"username": username, "password": PASSWORD, "csrf_token": self.token}).encode()
+        status, _, _, _ = self.request("POST", "/login", form, {"Content-Type": "application/x-www-form-urlencoded"})
+        if status != 302:
+            raise RuntimeError(f"sign-in failed for {username}: {status}")
+
+    def page(self, path: str) -> str:
+        status, data, _, _ = self.request("GET", path)
+        if status != 200:
+            raise RuntimeError(f"GET {path}: {status}")
+        text = data.decode()
+        self.token = CSRF_RE.search(text).group(1)
+        return text
+
+    def save(self, question_id: int, label: str, value: int):
+        body = json.dumps({"question_id": question_id, "label": label, "value": value, "round": 1}).encode()
+        return self.request("POST", "/annotate/api/score", body,
+                            {"Content-Type": "application/json", "X-CSRFToken": self.token})
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
+
+
+def prepare_instance(instance: Path, human_eval: Path) -> None:
+    """Import L-Eval's human-eval subset and create the annotators, before the server starts."""
+    from flask_migrate import upgrade
+    from sqlalchemy import insert
+
+    from app import create_app
+    from app.extensions import db
+    from app.models import User
+    from app.services.accounts import create_user
+    from app.services.importers import import_path
+
+    app = create_app({"INSTANCE_PATH": instance})
+    with app.app_context():
+        upgrade()
+        report = import_path(human_eval)
+        assert not report.failed, report.failed
+        first = create_user("bench-reader", PASSWORD, "annotator")
+        # One scrypt hash for all: hashing 50 passwords would only slow the set-up.
+        db.session.execute(insert(User), [
+            {"username": f"{prefix}-{i:02d}", "password_hash": first.password_hash, "role": "annotator", "active": True}
+            for prefix in ("bench", "stress") for i in range(ANNOTATORS)
+        ])
+        db.session.commit()
+        db.session.remove()
+        db.engine.dispose()
+
+
+def largest_document_question(instance: Path) -> tuple[int, int, int]:
+    with sqlite3.connect(instance / "leval.db") as con:
+        return con.execute(
+            "SELECT q.id, d.id, d.char_count FROM questions q JOIN documents d ON d.id = q.document_id "
+            "WHERE d.collection = 'human_eval' ORDER BY d.char_count DESC, q.position LIMIT 1"
+        ).fetchone()
+
+
+def timed_gets(session: Session, path: str, count: int) -> tuple[list[float], list[float]]:
+    client, server = [], []
+    for _ in range(count):
+        status, _, elapsed, server_ms = session.request("GET", path)
+        if status != 200:
+            raise RuntimeError(f"GET {path}: {status}")
+        client.append(elapsed)
+        server.append(server_ms)
+    return client, server
+
+
+def concurrent_saves(base_url: str, question_ids: list[int], prefix: str, questions_each: int,
+                     think: tuple[float, float]) -> dict:
+    """50 annotators at once, each opening its questions and scoring every answer."""
+    latencies: list[float] = []
+    server_times: list[float] = []
+    errors: list[str] = []
+    acknowledged: dict[tuple[str, int, str], int] = {}
+    lock = threading.Lock()
+    ready = threading.Barrier(ANNOTATORS + 1)
+
+    def annotator(index: int) -> None:
+        name = f"{prefix}-{index:02d}"
+        rng = random.Random(index)
+        session = Session(base_url)
+        try:
+            session.sign_in(name)
+            work = []
+            for question_id in rng.sample(question_ids, questions_each):
+                page = session.page(f"/annotate/q/{question_id}")
+                work += [(question_id, label) for label in LABELS_RE.findall(page)]
+            # Every answer once, then a second thought on a few: changes exercise the history too.
+            work += rng.sample(work, len(work) // 4)
+        except Exception as exc:  # set-up failures count as errors, they must not hang the barrier
+            with lock:
+                errors.append(f"{name} set-up: {exc}")
+            ready.wait()
+            return
+        ready.wait()
+        for question_id, label in work:
+            if think[1]:
+                time.sleep(rng.uniform(*think))
+            value = rng.randint(1, 5)
+            try:
+                status, data, elapsed, server_ms = session.save(question_id, label, value)
+                ok = status == 200 and json.loads(data).get("saved")
+            except Exception as exc:
+                status, elapsed, server_ms, ok = repr(exc), 0.0, None, False
+            with lock:
+                if ok:
+                    latencies.append(elapsed)
+                    server_times.append(server_ms)
+                    acknowledged[(name, question_id, label)] = value
+                else:
+                    errors.append(f"{name} q{question_id} {label}: {status}")
+
+    threads = [threading.Thread(target=annotator, args=(i,)) for i in range(ANNOTATORS)]
+    for thread in threads:
+        thread.start()
+    ready.wait()
+    started = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - started
+    return {"latencies": latencies, "server": server_times, "errors": errors, "acknowledged": acknowledged,
+            "wall": wall}
+
+
+def lost_writes(instance: Path, acknowledged: dict[tuple[str, int, str], int]) -> int:
+    """Acknowledged saves whose value is not what the database holds."""
+    with sqlite3.connect(instance / "leval.db") as con:
+        stored = {
+            (user, question, label): value
+            for user, question, label, value in con.execute(
+                "SELECT u.username, p.question_id, s.answer_label, s.value FROM scores s "
+                "JOIN users u ON u.id = s.annotator_id JOIN predictions p ON p.id = s.prediction_id "
+                "JOIN annotation_rounds r ON r.id = s.round_id WHERE r.status = 'open'"
+            )
+        }
+    return sum(1 for key, value in acknowledged.items() if stored.get(key) != value)
+
+
+def run() -> list[dict]:
+    shared = shared_or_exit()
+    sys.path.insert(0, str(REPO_ROOT))
+    from tests.e2e.conftest import start_server, stop_server
+
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        instance = Path(folder) / "instance"
+        prepare_instance(instance, shared / "Predictions" / "human_eval")
+        question_id, document_id, chars = largest_document_question(instance)
+        server = start_server(instance, {"LEVAL_WORKERS": "0"})
+        try:
+            reader = Session(server.url)
+            reader.sign_in("bench-reader")
+            page = reader.page(f"/annotate/q/{question_id}")
+            document_path = re.search(r'data-document-url="([^"]+)"', page).group(1).replace("&amp;", "&")
+
+            health_client, health_server = timed_gets(reader, "/healthz", REQUESTS)
+            page_client, page_server = timed_gets(reader, f"/annotate/q/{question_id}", REQUESTS)
+            doc_client, doc_server = timed_gets(reader, document_path, REQUESTS)
+            base50, base95 = percentile(health_server, 50), percentile(health_server, 95)
+            base_name = "/healthz server time, same run"
+            for label, server_ms, client_ms in (
+                (f"question page ({chars:,}-char document)", page_server, page_client),
+                (f"document request ({chars:,} chars)", doc_server, doc_client),
+            ):
+                rows.append(row(f"{label}: server p50 (ms)", percentile(server_ms, 50), "ms", "-", base50, base_name))
+                rows.append(row(f"{label}: server p95 (ms)", percentile(server_ms, 95), "ms", "<= 25 ms", base95, base_name))
+                rows.append(row(f"{label}: client p95 (ms)", percentile(client_ms, 95), "ms", "-",
+                                percentile(health_client, 95), "/healthz client round trip"))
+
+            questions = [int(q) for q in re.findall(r"/annotate/q/(\d+)", reader.page("/annotate/done"))]
+            paced = concurrent_saves(server.url, sorted(set(questions)), "bench", QUESTIONS_EACH, THINK_SECONDS)
+            stress = concurrent_saves(server.url, sorted(set(questions)), "stress", STRESS_QUESTIONS, (0, 0))
+            for label, result, target in (("saving", paced, "<= 100 ms"), ("saving, no pause", stress, "-")):
+                saves = result["latencies"]
+                lost = lost_writes(instance, result["acknowledged"])
+                print(f"  {label}: {len(saves)} acknowledged in {result['wall']:.1f} s by {ANNOTATORS} annotators "
+                      f"({len(saves) / result['wall']:.0f}/s), p50 {percentile(saves, 50):.1f} ms, "
+                      f"max {max(saves):.1f} ms")
+                for error in result["errors"][:5]:
+                    print(f"  error: {error}")
+                name = f"{ANNOTATORS} annotators {label}"
+                rows.append(row(f"{name}: p99 (ms)", percentile(saves, 99), "ms", target,
+                                percentile(health_client, 99), "/healthz client p99, one client"))
+                rows.append(row(f"{name}: server p99 (ms)", percentile(result["server"], 99), "ms", "-",
+                                percentile(health_server, 99), "/healthz server p99"))
+                rows.append(row(f"{name}: errors", len(result["errors"]), "", "0", None))
+                rows.append(row(f"{name}: lost writes", lost, "", "0", None))
+            print(f"  page sizes: question page {len(page.encode()):,} bytes; "
+                  f"median server times: healthz {statistics.median(health_server):.2f} ms")
+        finally:
+            stop_server(server)
+    return rows
+
+
+if __name__ == "__main__":
+    print_table(run())

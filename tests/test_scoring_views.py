@@ -1,0 +1,245 @@
+"""The scoring pages over HTTP: landing, blinding, autosave API, isolation, staff pages, offline assets."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from sqlalchemy import func, select
+
+from app.extensions import db
+from app.models import Document, Score, ScoreRevision, System
+from app.models.corpus import TASKS
+from tests.conftest import REPO_ROOT, AuthActions
+from tests.scoring_helpers import (  # noqa: F401  (demo is a fixture)
+    QUESTION_ID_RE, demo, first_question, post_score, signed_in, system_names,
+)
+
+DOC_URL_RE = re.compile(r'data-document-url="([^"]+)"')
+QUESTION_LINK_RE = re.compile(r'href="(/annotate/q/\d+)"')
+
+
+def test_annotator_lands_on_the_first_question(demo):
+    client, _ = signed_in(demo)
+    assert client.get("/").headers["Location"].endswith("/annotate/")
+    response = client.get("/annotate/")
+    assert re.search(r"/annotate/q/\d+$", response.headers["Location"])
+    page = client.get(response.headers["Location"]).get_data(as_text=True)
+    for text in ("Human reference", "GPT-4-32k reference", "Claude-100k reference", "Answer A", "Answer D",
+                 'aria-label="Score for Answer A"', "0 of 40", "Next question", "Previous question", 'role="status"'):
+        assert text in page, text
+
+
+def test_no_system_name_reaches_the_annotator(demo):
+    """Render every annotator-facing response and look for any system name, anywhere."""
+    names = system_names(demo)
+    assert len(names) == 4
+    client, auth = signed_in(demo)
+    token = auth.token()
+    seen: list[str] = []
+
+    def record(response):
+        seen.append(response.get_data(as_text=True))
+        seen.append(json.dumps(dict(response.headers)))
+        return response
+
+    record(client.get("/annotate/"))
+    pages = {client.get("/annotate/").headers["Location"]}
+    pages |= set(QUESTION_LINK_RE.findall(record(client.get(next(iter(pages)))).get_data(as_text=True)))
+    assert len(pages) == 10
+    for path in sorted(pages):
+        page = record(client.get(path)).get_data(as_text=True)
+        question_id = int(QUESTION_ID_RE.search(page).group(1))
+        record(client.get(DOC_URL_RE.search(page).group(1).replace("&amp;", "&")))
+        for label, value in zip("ABCD", (1, 3, 5, 2)):
+            record(post_score(client, token, question_id=question_id, label=label, value=value, comment="ok"))
+        record(post_score(client, token, question_id=question_id, label="Q", value=3))
+        record(post_score(client, token, question_id=question_id, label="A", value=9))
+    record(client.get("/annotate/done"))
+    record(client.get("/annotate/start"))
+    everything = "\n".join(seen)
+    assert "All answers scored" in everything
+    for name in names:
+        assert name not in everything, f"system name {name!r} leaked to the annotator"
+    assert "prediction" not in everything.lower()
+
+
+def test_save_is_validated_idempotent_and_reports_progress(demo):
+    client, auth = signed_in(demo)
+    token = auth.token()
+    question_id = first_question(client)
+    ok = post_score(client, token, question_id=question_id, label="B", value=4, comment="fine", round=1)
+    assert ok.status_code == 200
+    body = ok.get_json()
+    assert body["saved"] and body["changed"] and body["progress"] == {"done": 1, "total": 40}
+    assert body["question"] == {"scored": 1, "total": 4} and body["saved_at"].endswith("+00:00")
+    again = post_score(client, token, question_id=question_id, label="B", value=4, comment="fine", round=1)
+    assert again.status_code == 200 and again.get_json()["changed"] is False
+    for bad in (True, 4.0, "4", 0, 6, None):
+        response = post_score(client, token, question_id=question_id, label="B", value=bad)
+        assert response.status_code == 400 and response.get_json()["field"] == "value", bad
+    assert post_score(client, token, question_id=question_id, label="Z", value=3).status_code == 409
+    assert post_score(client, token, question_id=question_id, label="b", value=3).status_code == 400
+    assert post_score(client, token, question_id=question_id, label="B", value=3, round=7).status_code == 409
+    unseen = max(int(q) for q in re.findall(r"/annotate/q/(\d+)", client.get("/annotate/done").get_data(as_text=True)))
+    assert post_score(client, token, question_id=unseen, label="A", value=3).status_code == 409
+    with demo.app_context():
+        assert db.session.scalar(select(func.count(Score.id))) == 1
+        assert db.session.scalar(select(func.count(ScoreRevision.id))) == 1
+
+
+def test_save_needs_csrf_and_a_session(demo):
+    client, auth = signed_in(demo)
+    question_id = first_question(client)
+    no_token = client.post("/annotate/api/score", json={"question_id": question_id, "label": "A", "value": 3})
+    assert no_token.status_code == 400 and "security token" in no_token.get_json()["error"]
+    stranger = demo.test_client()
+    anonymous = post_score(stranger, AuthActions(stranger).token(), question_id=question_id, label="A", value=3)
+    assert anonymous.status_code == 401 and anonymous.get_json()["error"] == "sign-in required"
+
+
+def test_annotators_never_see_each_others_scores(demo):
+    first, first_auth = signed_in(demo, "annotator")
+    second, second_auth = signed_in(demo, "annotator2")
+    question_id = first_question(first)
+    assert first_question(second) == question_id
+    assert post_score(first, first_auth.token(), question_id=question_id, label="A", value=5,
+                      comment="only-mine-7f3a").status_code == 200
+    page = second.get(f"/annotate/q/{question_id}").get_data(as_text=True)
+    assert "only-mine-7f3a" not in page and " checked" not in page and "0 of 40" in page
+    assert "1 of 40" in first.get(f"/annotate/q/{question_id}").get_data(as_text=True)
+    # The same label in the other annotator's view is saved in their own round only.
+    post_score(second, second_auth.token(), question_id=question_id, label="A", value=1)
+    with demo.app_context():
+        values = sorted(db.session.scalars(select(Score.value)))
+        assert values == [1, 5]
+    assert "only-mine-7f3a" not in second.get("/annotate/done").get_data(as_text=True)
+    assert second.get("/annotate/overview").status_code == 403
+
+
+def test_resume_and_finish_page(demo):
+    client, auth = signed_in(demo)
+    token = auth.token()
+    pages = list(dict.fromkeys(QUESTION_LINK_RE.findall(client.get("/annotate/done").get_data(as_text=True))))
+    assert len(pages) == 10
+    for path in pages[:3]:
+        question_id = int(QUESTION_ID_RE.search(client.get(path).get_data(as_text=True)).group(1))
+        for label, value in zip("ABCD", (5, 4, 4, 2)):
+            post_score(client, token, question_id=question_id, label=label, value=value)
+    assert client.get("/annotate/").headers["Location"].endswith(pages[3])
+    assert "Not finished yet" in client.get("/annotate/done").get_data(as_text=True)
+    for path in pages[3:]:
+        question_id = int(QUESTION_ID_RE.search(client.get(path).get_data(as_text=True)).group(1))
+        for label in "ABCD":
+            post_score(client, token, question_id=question_id, label=label, value=3)
+    assert client.get("/annotate/").headers["Location"].endswith("/annotate/done")
+    finish = client.get("/annotate/done").get_data(as_text=True)
+    assert "All answers scored" in finish and "40 of 40" in finish
+    assert re.search(r"3 · Fair</th><td class=\"num\">28</td>", finish)
+    assert re.search(r"4 · Good</th><td class=\"num\">6</td>", finish)
+
+
+def test_document_request_is_segmented_and_cached(demo):
+    client, _ = signed_in(demo)
+    page = client.get("/annotate/", follow_redirects=True).get_data(as_text=True)
+    url = DOC_URL_RE.search(page).group(1).replace("&amp;", "&")
+    response = client.get(url)
+    data = response.get_json()
+    assert response.status_code == 200 and response.headers["ETag"]
+    assert "max-age" in response.headers["Cache-Control"] and "private" in response.headers["Cache-Control"]
+    assert len(data["segments"]) > 5 and data["chars"] > 20000
+    assert all(len(text) <= 1600 for text, _ in data["segments"])
+    assert client.get(url, headers={"If-None-Match": response.headers["ETag"]}).status_code == 304
+    with demo.app_context():
+        task_doc = db.session.scalar(select(Document.id).where(Document.collection == TASKS))
+    assert client.get(f"/annotate/document/{task_doc}").status_code == 404
+    assert "app;dur=" in response.headers["Server-Timing"]
+
+
+def test_staff_overview_systems_and_begin_again(demo):
+    annotator, auth = signed_in(demo)
+    question_id = first_question(annotator)
+    post_score(annotator, auth.token(), question_id=question_id, label="A", value=4)
+    staff, staff_auth = signed_in(demo, "researcher")
+    assert staff.get("/annotate/").headers["Location"].endswith("/annotate/overview")
+    overview = staff.get("/annotate/overview").get_data(as_text=True)
+    assert "1 of 40" in overview and "verbose-7b" in overview and "Begin again…" in overview
+    with demo.app_context():
+        ids = {s.name: s.id for s in db.session.scalars(select(System))}
+    keep = [ids["verbose-7b"], ids["terse-13b"]]
+    staff.post("/annotate/systems", data={"system": keep, "csrf_token": staff_auth.token()})
+    with demo.app_context():
+        assert sorted(db.session.scalars(select(System.id).where(System.in_human_eval))) == sorted(keep)
+        assert db.session.scalar(select(func.count(Score.id))) == 1
+    assert "of 20" in annotator.get(f"/annotate/q/{question_id}").get_data(as_text=True)
+    staff.post("/annotate/systems", data={"system": list(ids.values()), "csrf_token": staff_auth.token()})
+
+    with demo.app_context():
+        from tests.scoring_helpers import user_id
+
+        target = user_id(demo, "annotator")
+    confirm = staff.get(f"/annotate/annotators/{target}/begin-again").get_data(as_text=True)
+    assert "Begin again for annotator?" in confirm and "1 score<" in confirm and "Yes, begin again" in confirm
+    done = staff.post(f"/annotate/annotators/{target}/begin-again", data={"csrf_token": staff_auth.token()},
+                      follow_redirects=True).get_data(as_text=True)
+    assert "Round 1 · archived · 1 score<" in done and "is archived with 1 score." in done and "0 of 40" in done
+    stale = post_score(annotator, auth.token(), question_id=question_id, label="A", value=2, round=1)
+    assert stale.status_code == 409 and stale.get_json()["reload"] is True
+    assert annotator.get("/annotate/annotators/1/begin-again").status_code == 403
+
+
+def test_export_command_writes_jsonl(demo, tmp_path):
+    client, auth = signed_in(demo)
+    question_id = first_question(client)
+    post_score(client, auth.token(), question_id=question_id, label="C", value=2, comment="vague")
+    out = tmp_path / "scores.jsonl"
+    result = demo.test_cli_runner().invoke(args=["export", "--format", "jsonl", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 1
+    row = rows[0]
+    assert (row["annotator"], row["answer_label"], row["score"], row["comment"]) == ("annotator", "C", 2, "vague")
+    assert row["system"] in system_names(demo) and row["question_id"] == question_id and row["query"]
+    assert row["seconds_spent"] >= 0 and row["scored_at"].endswith("+00:00")
+
+
+EXTERNAL_URL = re.compile(r"""(?:https?:)?//(?!/)[\w.-]+\.[a-z]{2,}""", re.IGNORECASE)
+
+
+def test_templates_and_static_files_refer_to_no_external_url():
+    offenders = []
+    for folder in ("templates", "static"):
+        for path in sorted(Path(REPO_ROOT, folder).rglob("*")):
+            if path.is_file() and path.suffix in {".html", ".css", ".js", ".svg", ".txt", ".json"}:
+                for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                    if EXTERNAL_URL.search(line):
+                        offenders.append(f"{path.relative_to(REPO_ROOT)}:{number}: {line.strip()[:100]}")
+    assert not offenders, "external URLs:\n" + "\n".join(offenders)
+
+
+def test_no_system_name_reaches_the_annotator_on_leval_data(app, shared_leval):
+    """L-Eval's system names (claude-100k, gpt4-32k, …) resemble the reference labels: check exactly."""
+    from app.services.importers import import_path
+
+    with app.app_context():
+        assert not import_path(shared_leval / "Predictions" / "human_eval").failed
+    names = system_names(app)
+    assert "claude-100k" in names and "gpt4-32k" in names
+    client, auth = signed_in(app)
+    token = auth.token()
+    overview = client.get("/annotate/done").get_data(as_text=True)
+    pages = sorted(set(QUESTION_LINK_RE.findall(overview)))
+    assert len(pages) > 80
+    seen = [overview]
+    documents = set()
+    for path in pages:
+        page = client.get(path).get_data(as_text=True)
+        seen.append(page)
+        documents.add(DOC_URL_RE.search(page).group(1).replace("&amp;", "&"))
+        question_id = int(QUESTION_ID_RE.search(page).group(1))
+        seen.append(post_score(client, token, question_id=question_id, label="A", value=4).get_data(as_text=True))
+    seen += [client.get(url).get_data(as_text=True) for url in sorted(documents)]
+    everything = "\n".join(seen)
+    assert "Claude-100k reference" in everything
+    leaked = [name for name in names if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", everything)]
+    assert not leaked, f"system names reached the annotator: {leaked}"
