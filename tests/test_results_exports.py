@@ -72,7 +72,7 @@ def ordered(rows: list[dict]) -> list[dict]:
 def test_jsonl_rows_carry_full_provenance(app, runner, tmp_path):
     scored(app)
     out = tmp_path / "scores.jsonl"
-    result = run(runner, "export", "--format", "jsonl", "--out", str(out))
+    result = run(runner, "export", "--format", "jsonl", "--rounds", "all", "--out", str(out))
     assert result.exit_code == 0, result.output
     rows = read_jsonl(out)
     with app.app_context():
@@ -133,7 +133,7 @@ def test_leval_layout_matches_the_leval_script(app, runner, tmp_path):
 def test_jsonl_round_trip_into_a_fresh_database(app, runner, tmp_path, migrated_template):
     scored(app)
     first = tmp_path / "first.jsonl"
-    assert run(runner, "export", "--format", "jsonl", "--out", str(first)).exit_code == 0
+    assert run(runner, "export", "--format", "jsonl", "--rounds", "all", "--out", str(first)).exit_code == 0
     with fresh_app(tmp_path, migrated_template, "fresh") as other:
         with other.app_context():
             assert not demo.load_demo().failed
@@ -142,7 +142,7 @@ def test_jsonl_round_trip_into_a_fresh_database(app, runner, tmp_path, migrated_
         assert result.exit_code == 0, result.output
         assert "created inactive annotators: ann1, ann2, ann3" in result.output
         second = tmp_path / "second.jsonl"
-        assert run(other_runner, "export", "--format", "jsonl", "--out", str(second)).exit_code == 0
+        assert run(other_runner, "export", "--format", "jsonl", "--rounds", "all", "--out", str(second)).exit_code == 0
         assert ordered(read_jsonl(second)) == ordered(read_jsonl(first))
         with other.app_context():
             users = db.session.scalars(select(User).where(User.username.in_(["ann1", "ann2", "ann3"]))).all()
