@@ -81,7 +81,18 @@ def _register_template_helpers(app: Flask) -> None:
             endpoints_cache.update(rule.endpoint for rule in app.url_map.iter_rules())
         return name in endpoints_cache
 
-    app.jinja_env.globals.update(app_version=__version__, has_endpoint=has_endpoint, nav_items=NAV_ITEMS)
+    def nav_is_current(endpoint: str) -> bool:
+        """Mark the nav item whose area this page belongs to (leaderboard pages are not "Results")."""
+        current = request.endpoint or ""
+        if endpoint == "results.leaderboard":
+            return current.startswith("results.leaderboard")
+        if endpoint.startswith("results."):
+            return current.startswith("results.") and not current.startswith("results.leaderboard")
+        return current.split(".")[0] == endpoint.split(".")[0]
+
+    app.jinja_env.globals.update(
+        app_version=__version__, has_endpoint=has_endpoint, nav_items=NAV_ITEMS, nav_is_current=nav_is_current
+    )
 
 
 def _register_server_timing(app: Flask) -> None:
