@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from time import perf_counter
 
-from flask import Flask, g
+from flask import Flask, g, request
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
