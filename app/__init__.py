@@ -1,6 +1,7 @@
 """LEval Studio: a local web app for evaluating long-context LLM answers."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from time import perf_counter
 
@@ -48,6 +49,7 @@ def create_app(config: dict | None = None) -> Flask:
     )
 
     init_security(app)
+    _register_error_handlers(app)
     app.register_blueprint(core_bp)
     app.register_blueprint(auth_bp)
     _register_optional_blueprints(app)
@@ -61,6 +63,26 @@ def create_app(config: dict | None = None) -> Flask:
     register_cli(app)
     _register_template_helpers(app)
     return app
+
+
+def _register_error_handlers(app: Flask) -> None:
+    from flask import jsonify, render_template
+    from sqlalchemy.exc import OperationalError
+
+    @app.errorhandler(OperationalError)
+    def database_busy(exc: OperationalError):
+        """A write held elsewhere past the busy timeout: say so and ask for a retry, never a bare 500."""
+        db.session.rollback()
+        if "locked" not in str(exc.orig).lower() and "busy" not in str(exc.orig).lower():
+            raise exc
+        message = "The database is busy with another write. Nothing was saved; please retry."
+        if request.is_json or request.path.startswith("/api/") or "/api/" in request.path:
+            response = jsonify(error=message, retryable=True)
+        else:
+            response = app.make_response((render_template("error.html", title="Database busy", message=message), 503))
+        response.status_code = 503
+        response.headers["Retry-After"] = "2"
+        return response
 
 
 NAV_ITEMS = (
@@ -124,6 +146,12 @@ def _register_optional_blueprints(app: Flask) -> None:
         app.register_blueprint(module.bp)
 
 
+def busy_timeout_ms() -> int:
+    """How long a connection waits for another writer before 'database is locked'."""
+    value = os.environ.get("LEVAL_BUSY_TIMEOUT_MS", "15000")
+    return int(value) if value.isdigit() else 15000
+
+
 @event.listens_for(Engine, "connect")
 def _sqlite_pragmas(dbapi_connection, connection_record) -> None:
     """Turn on WAL, foreign keys and a busy timeout for every SQLite connection."""
@@ -133,6 +161,6 @@ def _sqlite_pragmas(dbapi_connection, connection_record) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=15000")
+    cursor.execute(f"PRAGMA busy_timeout={busy_timeout_ms()}")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
