@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 
 def normalize_ws(text: str) -> str:
@@ -38,3 +39,21 @@ def derive_title(text: str, limit: int = 90) -> str:
             cut = line[:limit].rsplit(" ", 1)[0]
             return (cut or line[:limit]) + "…"
     return "Untitled document"
+
+
+def is_valid_unicode(value: Any) -> bool:
+    """Tell whether every string in a parsed JSON value (keys too) can be encoded as UTF-8."""
+    pending = [value]
+    while pending:  # a loop, not recursion: the value may be nested as deeply as json allows
+        item = pending.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return True

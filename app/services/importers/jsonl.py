@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from ..text import is_valid_unicode
 from .errors import ImportFailure
 
 
@@ -13,6 +15,10 @@ from .errors import ImportFailure
 class Row:
     line: int
     data: dict[str, Any]
+
+
+# A \uD800-\uDFFF escape: only a lone one (not half of a pair) decodes to a string no database can store.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def iter_jsonl(raw: bytes, name: str) -> Iterator[Row | ImportFailure]:
@@ -33,10 +39,22 @@ def iter_jsonl(raw: bytes, name: str) -> Iterator[Row | ImportFailure]:
         except json.JSONDecodeError as exc:
             yield ImportFailure(name, f"invalid JSON: {exc.msg} at column {exc.colno}", line=number)
             continue
+        except (ValueError, RecursionError) as exc:  # an integer of 4,300+ digits; nesting deeper than Python recurses
+            yield ImportFailure(name, f"invalid JSON: {_short(exc)}", line=number)
+            continue
         if not isinstance(data, dict):
             yield ImportFailure(name, f"expected a JSON object, got {type(data).__name__}", line=number)
             continue
+        if _SURROGATE_ESCAPE.search(text) and not is_valid_unicode(data):
+            yield ImportFailure(name, "a \\u escape names half of a surrogate pair: not valid Unicode", line=number)
+            continue
         yield Row(number, data)
+
+
+def _short(exc: Exception) -> str:
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    return str(exc).split(";")[0]
 
 
 def parse_jsonl(raw: bytes, name: str) -> list[Row]:
