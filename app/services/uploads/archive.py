@@ -7,15 +7,21 @@ Sizes are counted while reading, so a forged header cannot hide a zip bomb.
 from __future__ import annotations
 
 import io
+import lzma
 import re
 import stat
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 ACCEPTED_SUFFIXES = (".jsonl", ".zip")
 READ_CHUNK = 1024 * 1024
 _DRIVE_RE = re.compile(r"^[A-Za-z]:")
+# What zipfile and its decompressors raise on a damaged or truncated archive (bad headers, a
+# corrupt stream, a failed CRC, a name that is not UTF-8, an unknown version): all mean "refuse it".
+DAMAGED_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, lzma.LZMAError, EOFError, OSError,
+                      ValueError, NotImplementedError)
 # Metadata that macOS and Windows add to archives; never prediction files.
 _JUNK_NAMES = (".DS_Store", "Thumbs.db", "desktop.ini")
 
@@ -62,7 +68,7 @@ def read_zip(name: str, data: bytes, limits: ZipLimits) -> UnpackedUpload:
     """Read the `.jsonl` members of a zip after checking every member's path and type."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError):
+    except DAMAGED_ZIP_ERRORS:
         raise UploadRejected(f"{name}: not a valid zip archive") from None
     result = UnpackedUpload()
     with archive:
@@ -124,7 +130,7 @@ def _read_member(name: str, archive: zipfile.ZipFile, info: zipfile.ZipInfo, bud
                 if size > budget:
                     raise UploadRejected(too_big)
                 chunks.append(chunk)
-    except (zipfile.BadZipFile, EOFError, OSError, NotImplementedError) as exc:
+    except DAMAGED_ZIP_ERRORS as exc:
         raise UploadRejected(f"{name}: member {_member_path(info)!r} cannot be read ({exc})") from None
     return b"".join(chunks)
 
