@@ -27,11 +27,19 @@ def csrf_failed(exc: CSRFError):
     return exc
 
 
+def _json_body() -> object:
+    """The request's JSON, or None when it is not JSON (silent=True does not cover nesting past the recursion limit)."""
+    try:
+        return request.get_json(silent=True)
+    except RecursionError:
+        return None
+
+
 @bp.post("/api/score")
 def save_score_api():
     """Save one score {question_id, label, value, comment?, round?}; repeating a save is harmless."""
     try:
-        payload = parse_score_payload(request.get_json(silent=True))
+        payload = parse_score_payload(_json_body())
     except ScoreError as exc:
         return _error(exc.message, exc.status, field=exc.field)
     if label_index(payload.label) is None:

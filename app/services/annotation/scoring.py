@@ -10,6 +10,7 @@ from sqlalchemy.exc import IntegrityError
 from ...extensions import db
 from ...models import AnnotationRound, Prediction, QuestionView, Score, ScoreRevision, System
 from ...models.base import utcnow
+from ..text import is_valid_unicode
 
 SCORE_VALUES = (1, 2, 3, 4, 5)
 MAX_COMMENT = 4000
@@ -65,6 +66,8 @@ def parse_score_payload(data: object) -> ScoreInput:
     if not isinstance(comment, str):
         raise ScoreError("comment must be text.", field="comment")
     comment = comment.replace("\r\n", "\n").strip()
+    if not is_valid_unicode(comment):  # JSON can carry half a surrogate pair; no database can store it
+        raise ScoreError("comment is not valid Unicode text.", field="comment")
     if len(comment) > MAX_COMMENT:
         raise ScoreError(f"Comment is too long ({len(comment)} characters; at most {MAX_COMMENT}).", field="comment")
     round_number = data.get("round")
