@@ -95,6 +95,8 @@ def parse_prices(text: str) -> dict[str, ModelPrice]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SettingsError(f"price table is not valid JSON: {exc.msg} (line {exc.lineno})") from None
+    except (ValueError, RecursionError):  # a number of 4,300+ digits, or nesting past Python's recursion limit
+        raise SettingsError("price table is not valid JSON: a number is too long or the nesting too deep") from None
     if not isinstance(data, dict):
         raise SettingsError('price table must be a JSON object: {"model": [prompt, completion]}')
     prices: dict[str, ModelPrice] = {}
