@@ -6,6 +6,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -75,9 +76,16 @@ def start_server(instance: Path, extra_env: dict | None = None) -> LiveServer:
             if "is running at" in line:
                 break
         elif process.poll() is not None:
-            raise RuntimeError("server exited:\n" + "".join(server.output))
+            raise RuntimeError(f"server exited with code {process.returncode}:\n" + "".join(server.output))
     _wait_healthy(server.url + "/healthz", deadline)
+    # Keep reading the console: a full pipe would block the server the next time it logs.
+    threading.Thread(target=_drain, args=(server,), daemon=True).start()
     return server
+
+
+def _drain(server: LiveServer) -> None:
+    for line in server.process.stdout:
+        server.output.append(line)
 
 
 def _wait_healthy(url: str, deadline: float) -> None:
