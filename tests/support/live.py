@@ -1,0 +1,114 @@
+"""Helpers for tests and benchmarks against a real server: a browser-like HTTP session and a prepared instance."""
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import time
+from pathlib import Path
+from urllib.parse import urlencode, urlsplit
+
+CSRF_RE = re.compile(r'name="csrf-token" content="([^"]+)"')
+LABELS_RE = re.compile(r'data-label="([A-Z]+)"')
+QUESTION_RE = re.compile(r"/annotate/q/(\d+)")
+TIMING_RE = re.compile(r"dur=([0-9.]+)")
+SHARED_PASSWORD = "live-pass-1234"
+ADMIN = "live-admin"
+
+
+class HttpSession:
+    """One browser-like client: a keep-alive connection, the session cookie and the page's CSRF token."""
+
+    def __init__(self, base_url: str, timeout: float = 30):
+        parts = urlsplit(base_url)
+        self.connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+        self.cookies: dict[str, str] = {}
+        self.token = ""
+
+    def request(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None):
+        """Return (status, body bytes, round trip ms, server ms from Server-Timing, response headers)."""
+        headers = dict(headers or {})
+        if self.cookies:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        started = time.perf_counter()
+        self.connection.request(method, path, body=body, headers=headers)
+        response = self.connection.getresponse()
+        data = response.read()
+        elapsed = (time.perf_counter() - started) * 1000
+        for header in response.headers.get_all("Set-Cookie") or []:
+            name, _, rest = header.partition("=")
+            self.cookies[name.strip()] = rest.split(";", 1)[0]
+        timing = TIMING_RE.search(response.headers.get("Server-Timing", ""))
+        return response.status, data, elapsed, float(timing.group(1)) if timing else None, response.headers
+
+    def sign_in(self, username: str, password: str = SHARED_PASSWORD) -> None:
+        status, page, *_ = self.request("GET", "/login")
+        self.token = CSRF_RE.search(page.decode()).group(1)
+        status, *_ = self.post_form("/login", {"username": username, "password": password})
+        if status != 302:
+            raise RuntimeError(f"sign-in failed for {username}: {status}")
+
+    def post_form(self, path: str, fields: dict):
+        body = urlencode({**fields, "csrf_token": self.token}).encode()
+        return self.request("POST", path, body, {"Content-Type": "application/x-www-form-urlencoded"})
+
+    def page(self, path: str) -> str:
+        """GET a page that must answer 200, keeping its CSRF token for the next write."""
+        status, data, *_ = self.request("GET", path)
+        if status != 200:
+            raise RuntimeError(f"GET {path}: {status}")
+        text = data.decode()
+        self.token = CSRF_RE.search(text).group(1)
+        return text
+
+    def save(self, question_id: int, label: str, value: int, round_number: int = 1):
+        """POST one score as the question page's script does; returns request()'s tuple."""
+        body = json.dumps({"question_id": question_id, "label": label, "value": value, "round": round_number}).encode()
+        return self.request("POST", "/annotate/api/score", body,
+                            {"Content-Type": "application/json", "X-CSRFToken": self.token})
+
+    def answers(self, question_ids: list[int]) -> list[tuple[int, str]]:
+        """Open each question page (which fixes this annotator's answer order) and list its (question, label)s."""
+        return [(question_id, label) for question_id in question_ids
+                for label in LABELS_RE.findall(self.page(f"/annotate/q/{question_id}"))]
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def prepare_instance(instance: Path, *, annotators: list[str] = (), demo: bool = True,
+                     folders: tuple[Path, ...] = ()) -> None:
+    """Migrate, load the demo and `folders`, create ADMIN and the annotators, before any server starts.
+
+    Every account gets SHARED_PASSWORD through one scrypt hash: hashing each would only slow the set-up.
+    """
+    from flask_migrate import upgrade
+    from sqlalchemy import insert
+
+    from app import create_app
+    from app.extensions import db
+    from app.models import User
+    from app.services.accounts import create_user
+    from app.services.demo import DEMO_PATH
+    from app.services.importers import import_path
+
+    app = create_app({"INSTANCE_PATH": instance})
+    with app.app_context():
+        upgrade()
+        for folder in ((DEMO_PATH,) if demo else ()) + tuple(folders):
+            report = import_path(folder)
+            assert not report.failed, report.failed
+        template = create_user(ADMIN, SHARED_PASSWORD, "admin")
+        if annotators:
+            db.session.execute(insert(User), [
+                {"username": name, "password_hash": template.password_hash, "role": "annotator", "active": True}
+                for name in annotators
+            ])
+            db.session.commit()
+        db.session.remove()
+        db.engine.dispose()
+
+
+def human_eval_questions(session: HttpSession) -> list[int]:
+    """The question ids an annotator's workload lists, in order (from the finish page)."""
+    return sorted({int(q) for q in QUESTION_RE.findall(session.page("/annotate/done"))})
