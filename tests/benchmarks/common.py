@@ -18,6 +18,12 @@ def shared_or_exit() -> Path:
     return SHARED_LEVAL
 
 
+def percentile(values: list[float], q: float) -> float:
+    """The nearest-rank q-th percentile (q in 0-100) of a non-empty list."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
+
+
 def row(name: str, value: float, unit: str, target: str, baseline: float | None, baseline_name: str = "") -> dict:
     """One result row; ratio = baseline / value (above 1: faster than the baseline)."""
     ratio = (baseline / value) if baseline and value else None
@@ -37,7 +43,8 @@ def _fmt(value, unit: str = "") -> str:
 
 def print_table(rows: list[dict]) -> None:
     """Print rows as one aligned table; tolerant of missing fields."""
-    header = f"{'measure':60} {'figure':>14} {'target':>14} {'baseline':>14} {'ratio':>9}"
+    width = min(max([len(str(r.get("name", ""))) for r in rows] + [20]), 100)
+    header = f"{'measure':{width}} {'figure':>14} {'target':>14} {'baseline':>14} {'ratio':>9}"
     print(header)
     print("-" * len(header))
     for r in rows:
@@ -46,7 +53,7 @@ def print_table(rows: list[dict]) -> None:
         ratio_text = f"{ratio:.2f}x" if isinstance(ratio, (int, float)) else "-"
         target = r.get("target")
         target_text = target if isinstance(target, str) else _fmt(target, unit)
-        print(f"{str(r.get('name', ''))[:60]:60} {_fmt(r.get('value'), unit):>14} {target_text:>14} "
+        print(f"{str(r.get('name', ''))[:width]:{width}} {_fmt(r.get('value'), unit):>14} {target_text:>14} "
               f"{_fmt(r.get('baseline'), unit):>14} {ratio_text:>9}")
         if r.get("baseline_name"):
-            print(f"{'':60}   baseline: {r['baseline_name']}")
+            print(f"{'':{width}}   baseline: {r['baseline_name']}")
