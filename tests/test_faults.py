@@ -7,6 +7,7 @@ the question page reports a failed save and retries it.)
 """
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import shutil
@@ -172,7 +173,7 @@ class Annotator(threading.Thread):
             self.in_flight = (key, value)
             try:
                 status, body, *_ = session.save(key[0], key[1], value)
-            except OSError:
+            except (OSError, http.client.HTTPException):
                 return  # the server died with this save unanswered
             if status != 200 or not json.loads(body)["saved"] or not json.loads(body)["changed"]:
                 self.error = f"{key}: {status} {body[:200]!r}"
