@@ -57,3 +57,21 @@ def print_table(rows: list[dict]) -> None:
               f"{_fmt(r.get('baseline'), unit):>14} {ratio_text:>9}")
         if r.get("baseline_name"):
             print(f"{'':{width}}   baseline: {r['baseline_name']}")
+
+
+def markdown_table(rows: list[dict]) -> str:
+    """The same table in Markdown, for the README's performance section."""
+    lines = ["| measure | figure | target | baseline (same run) | ratio |", "|---|---|---|---|---|"]
+    for r in rows:
+        unit = r.get("unit", "") or ""
+        ratio = r.get("ratio")
+        baseline = _fmt(r.get("baseline"), unit) if r.get("baseline") is not None else "–"
+        if r.get("baseline_name") and r.get("baseline") is not None:
+            baseline += f" ({r['baseline_name']})"
+        target = r.get("target")
+        lines.append(" | ".join([
+            f"| {r.get('name', '')}", _fmt(r.get("value"), unit),
+            "–" if target in (None, "", "-") else (target if isinstance(target, str) else _fmt(target, unit)),
+            baseline, f"{ratio:.2f}×" if isinstance(ratio, (int, float)) else "–",
+        ]) + " |")
+    return "\n".join(lines)

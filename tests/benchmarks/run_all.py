@@ -1,6 +1,6 @@
 """Run every benchmark and print one table: measure, figure, target, same-run baseline, ratio.
 
-Usage: python tests/benchmarks/run_all.py [--only import,metrics] [--json FILE]
+Usage: python tests/benchmarks/run_all.py [--only import,metrics] [--json FILE] [--markdown FILE]
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import SHARED_LEVAL, print_table  # noqa: E402
+from common import SHARED_LEVAL, markdown_table, print_table  # noqa: E402
 
 # Each benchmark name runs these modules' run(), in order.
 BENCHMARKS = {
@@ -31,6 +31,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--only", default="", help="comma-separated subset of: " + ", ".join(BENCHMARKS))
     parser.add_argument("--json", type=Path, help="also write the rows as JSON")
+    parser.add_argument("--markdown", type=Path, help="also write the table in Markdown (the README's)")
     args = parser.parse_args()
     chosen = [b for b in BENCHMARKS if not args.only or b in args.only.split(",")]
     if not (SHARED_LEVAL / "Predictions").is_dir():
@@ -57,6 +58,8 @@ def main() -> int:
     print_table(rows)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))
+    if args.markdown:
+        args.markdown.write_text(markdown_table(rows) + "\n", encoding="utf-8")
     if failures:
         print("failed:", ", ".join(failures))
         return 1
