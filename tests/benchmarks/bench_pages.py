@@ -13,7 +13,6 @@ Baseline, measured in the same run: /healthz, the cheapest request the app serve
 """
 from __future__ import annotations
 
-import http.client
 import json
 import random
 import re
@@ -24,9 +23,10 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from urllib.parse import urlencode, urlsplit
 
-from common import REPO_ROOT, print_table, row, shared_or_exit
+from common import REPO_ROOT, percentile, print_table, row, shared_or_exit
+
+from tests.support.live import HttpSession
 
 REQUESTS = 200
 ANNOTATORS = 50
@@ -34,61 +34,18 @@ QUESTIONS_EACH = 5          # each annotator scores every answer of this many qu
 THINK_SECONDS = (0.2, 0.6)  # pause between one annotator's saves; people take far longer
 STRESS_QUESTIONS = 2        # the stress run: no pause at all, every annotator saving flat out
 PASSWORD = "bench-pass-123"
-CSRF_RE = re.compile(r'name="csrf-token" content="([^"]+)"')
-TIMING_RE = re.compile(r"dur=([0-9.]+)")
 LABELS_RE = re.compile(r'data-label="([A-Z]+)"')
 
 
-class Session:
-    """One browser-like client: a keep-alive connection, the session cookie and the CSRF token."""
-
-    def __init__(self, base_url: str):
-        parts = urlsplit(base_url)
-        self.connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
-        self.cookies: dict[str, str] = {}
-        self.token = ""
+class Session(HttpSession):
+    """The shared live-server client, signing in with this benchmark's password."""
 
     def request(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None):
-        headers = dict(headers or {})
-        if self.cookies:
-            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
-        started = time.perf_counter()
-        self.connection.request(method, path, body=body, headers=headers)
-        response = self.connection.getresponse()
-        data = response.read()
-        elapsed = time.perf_counter() - started
-        for header in response.headers.get_all("Set-Cookie") or []:
-            name, _, rest = header.partition("=")
-            self.cookies[name.strip()] = rest.split(";", 1)[0]
-        timing = TIMING_RE.search(response.headers.get("Server-Timing", ""))
-        server_ms = float(timing.group(1)) if timing else None
-        return response.status, data, elapsed * 1000, server_ms
+        status, data, elapsed_ms, server_ms, _ = super().request(method, path, body, headers)
+        return status, data, elapsed_ms, server_ms
 
-    def sign_in(self, username: str) -> None:
-        status, page, _, _ = self.request("GET", "/login")
-        self.token = CSRF_RE.search(page.decode()).group(1)
-        form = urlencode({"username": username, "password": PASSWORD, "csrf_token": self.token}).encode()
-        status, _, _, _ = self.request("POST", "/login", form, {"Content-Type": "application/x-www-form-urlencoded"})
-        if status != 302:
-            raise RuntimeError(f"sign-in failed for {username}: {status}")
-
-    def page(self, path: str) -> str:
-        status, data, _, _ = self.request("GET", path)
-        if status != 200:
-            raise RuntimeError(f"GET {path}: {status}")
-        text = data.decode()
-        self.token = CSRF_RE.search(text).group(1)
-        return text
-
-    def save(self, question_id: int, label: str, value: int):
-        body = json.dumps({"question_id": question_id, "label": label, "value": value, "round": 1}).encode()
-        return self.request("POST", "/annotate/api/score", body,
-                            {"Content-Type": "application/json", "X-CSRFToken": self.token})
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
+    def sign_in(self, username: str, password: str = PASSWORD) -> None:
+        super().sign_in(username, password)
 
 
 def prepare_instance(instance: Path, human_eval: Path) -> None:
