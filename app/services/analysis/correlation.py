@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from ..text import word_count
 from ._common import clean
 
 MIN_SYSTEMS_FOR_TRUST = 7
@@ -220,11 +221,6 @@ def find_disagreements(
         )
     found.sort(key=lambda row: (-row.gap, row.document_id, row.question_id))
     return found if top_k is None else found[:top_k]
-
-
-def word_count(text: str) -> int:
-    """Count words the way L-Eval measures lengths: whitespace-separated tokens."""
-    return len(text.split())
 
 
 def negative_abs_length_delta(pairs_by_system: Mapping[str, Iterable[tuple[str, str]]]) -> dict[str, float]:

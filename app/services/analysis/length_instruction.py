@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from ..text import word_count
+
 LENGTH_INSTRUCTION_TEMPLATE = "We need a {n}-word answer."
 
 # Phrasings found in prompts L-Eval's own baseline scripts saved with their predictions.
@@ -26,9 +28,8 @@ _DETECTORS = (
 )
 
 
-def reference_word_count(reference: str) -> int:
-    """Count the reference's words as L-Eval does (whitespace split)."""
-    return len(reference.split())
+# L-Eval's N is the reference's whitespace-separated word count, the same count as everywhere else.
+reference_word_count = word_count
 
 
 def length_instruction(reference: str, template: str = LENGTH_INSTRUCTION_TEMPLATE) -> str:

@@ -12,6 +12,7 @@ from sqlalchemy import bindparam, case, func, select
 from ...extensions import db
 from ...models import Document, Prediction, Question, Score, System
 from ...models.corpus import HUMAN_EVAL
+from ..text import normalize_ws
 
 SNIPPET_CHARS = 90
 
@@ -33,7 +34,7 @@ class QuestionSlot:
 
     @property
     def snippet(self) -> str:
-        text = " ".join(self.instruction.split())
+        text = normalize_ws(self.instruction)
         return text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1].rstrip() + "…"
 
 

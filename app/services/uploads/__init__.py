@@ -15,6 +15,7 @@ from ...models import System
 from ..importers.errors import ImportFailure
 from ..importers.jsonl import parse_jsonl
 from ..importers.predictions import parse_prediction_rows, store_predictions
+from ..text import normalize_ws
 from .archive import UploadRejected, ZipLimits, clean_upload_name, unpack_upload
 from .preview import MAX_SYSTEM_NAME, FilePreview, preview_file
 from .staging import Batch, StagingError, discard_batch, finish_batch, keep_file, load_batch, new_batch, read_staged
@@ -34,7 +35,7 @@ def zip_limits() -> ZipLimits:
 def preview_upload(uploads: list[tuple[str, bytes]], *, user_id: int, system_override: str = "") -> Batch:
     """Validate uploaded files (name, bytes) and stage the valid ones; nothing reaches the database."""
     sweep_stale()
-    system_override = " ".join(system_override.split())[:MAX_SYSTEM_NAME + 1]
+    system_override = normalize_ws(system_override)[:MAX_SYSTEM_NAME + 1]
     batch = new_batch(user_id, system_override)
     payloads: dict[str, bytes] = {}
     seen: set[tuple[str, str]] = set()
