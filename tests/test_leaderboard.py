@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import re
-import sys
-import types
 
 import pytest
 from sqlalchemy import select
@@ -125,10 +123,9 @@ def test_system_page_lists_tasks_with_profile(app, scored):
 
 
 def test_judge_column_uses_win_rates_when_available(app, scored, monkeypatch):
-    judging = types.ModuleType("app.services.judging")
-    judging.win_rates = lambda: {"terse-13b": [{"judge_model": "judge-x", "prompt_version": 2, "win_rate": 61.25},
-                                               {"judge_model": "judge-y", "prompt_version": 1, "win_rate": 40.0}]}
-    monkeypatch.setitem(sys.modules, "app.services.judging", judging)
+    rates = {"terse-13b": [{"judge_model": "judge-x", "prompt_version": 2, "win_rate": 61.25},
+                           {"judge_model": "judge-y", "prompt_version": 1, "win_rate": 40.0}]}
+    monkeypatch.setattr("app.services.metric_scores.leaderboard.win_rates", lambda: rates)
     page = scored.get("/leaderboard").get_data(as_text=True)
     row = row_of(page, "terse-13b")
     assert cell(row, "judge") == "61.25" and "judge-x · v2" in row and "(+1)" in row

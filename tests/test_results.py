@@ -11,14 +11,19 @@ from scipy import stats
 from sqlalchemy import select, text, update
 
 from app.extensions import db
-from app.models import Document, JudgePrompt, LLMJudgment, MetricResult, Prediction, Question, System
+from app.models import Document, MetricResult, Prediction, Question, System
 from app.models.corpus import HUMAN_EVAL
 from app.services import demo
 from app.services.analysis.agreement import IDENTICAL_RATINGS
 from app.services.importers import import_path
 from app.services.results import analyse, disagreements, load_current_scores
-from app.services.results.judge_rates import win_rates_from_judgments
+from app.services.judging import RunSpec, current_prompt, save_settings
+from app.services.judging.prompts import create_version
+from app.services.judging.runs import execute, prepare_run, record_finished_run
+from app.services.results.judge_rates import load_win_rates
 from app.services.results.metric_values import length_deltas, metric_means
+from tests.support.judge_data import answers_in
+from tests.support.openai_stub import StubOpenAIServer
 from tests.support.scoring_data import generate_metric_results, generate_scores
 from tests.test_importers import write_jsonl
 
@@ -236,7 +241,7 @@ def test_metric_means_per_profile_and_length(scored_demo, client, auth):
     assert "fewer than 7" in page  # four demo systems: the warning is visible
 
 
-def test_judge_win_rates_as_a_dict_and_from_stored_judgments(scored_demo):
+def test_judge_win_rates_as_a_dict_and_from_a_judge_run(scored_demo):
     with scored_demo.app_context():
         names = sorted(db.session.scalars(select(System.name)))
         rates = {name: [{"judge_model": "gpt-4", "prompt_version": 1, "win_rate": 10.0 * i}] for i, name in enumerate(names)}
@@ -246,24 +251,28 @@ def test_judge_win_rates_as_a_dict_and_from_stored_judgments(scored_demo):
         expected = stats.kendalltau([human[n] for n in names], [10.0 * i for i in range(len(names))], variant="b")
         assert row["tau"] == pytest.approx(expected.statistic) and row["n"] == len(names)
 
-        # Stored judgments: the system wins the AB order and ties the BA order on every question.
-        systems = {s.name: s for s in db.session.scalars(select(System))}
-        prompt = JudgePrompt(name="leval", version=2, system_text="s", user_template="u")
-        db.session.add(prompt)
-        db.session.flush()
-        questions = db.session.scalars(select(Question.id).join(Document).where(Document.collection == HUMAN_EVAL)).all()
-        for q in questions:
-            for order, verdict in (("AB", "A"), ("BA", "C")):
-                db.session.add(LLMJudgment(
-                    cache_key=f"{q}-{order}", question_id=q, system_id=systems["terse-13b"].id,
-                    baseline_id=systems["shaky-3b"].id, order=order, judge_model="gpt-4", prompt_id=prompt.id,
-                    verdict=verdict))
-        # A repeated call for one pair and order: only the latest counts.
-        db.session.add(LLMJudgment(cache_key="again", question_id=questions[0], system_id=systems["terse-13b"].id,
-                                   baseline_id=systems["shaky-3b"].id, order="AB", judge_model="gpt-4",
-                                   prompt_id=prompt.id, verdict="B"))
+        # A real judge run against the stub server: the system wins when shown first (order AB) and ties
+        # when shown second (BA) on every question, but loses the AB order of the first question.
+        questions = db.session.scalars(
+            select(Question.id).join(Document).where(Document.collection == HUMAN_EVAL).order_by(Question.id)).all()
+        terse = dict(db.session.execute(select(Prediction.text, Prediction.question_id).join(System)
+                                        .where(System.name == "terse-13b")).all())
+
+        def judge(body):
+            _reference, answer_a, _answer_b = answers_in(body)
+            if answer_a not in terse:
+                return "Equally good. [[C]]"
+            return "Worse. [[B]]" if terse[answer_a] == questions[0] else "Better. [[A]]"
+
+        base = current_prompt()
+        prompt = create_version(base, system_text=base.system_text + " Be brief.", user_template=base.user_template)
         db.session.commit()
-        stored = win_rates_from_judgments()
+        with StubOpenAIServer(policy=judge) as stub:
+            save_settings(base_url=stub.base_url, api_key="sk-results-test", max_retries=0, timeout_s=5.0)
+            run = prepare_run(RunSpec(system="terse-13b", baseline="shaky-3b", judge_model="gpt-4", prompt_id=prompt.id))
+            summary = execute(run, concurrency=2, budget_usd=None)
+            record_finished_run(run, summary, concurrency=2, budget_usd=None)
+        stored = load_win_rates()
         entry = stored["terse-13b"][0]
         n = len(questions)
         assert entry["win_rate"] == pytest.approx(100 * ((n - 1) + 0.5 * n) / (2 * n))

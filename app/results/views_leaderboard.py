@@ -44,8 +44,8 @@ def leaderboard():
                                view="tasks", **_common(profile))
     sort = request.args.get("sort", "exact_match")
     sort = sort if sort in SORTS else "exact_match"
-    rows, judge_available = leaderboard_rows(profile, sort)
-    return render_template("results/leaderboard.html", rows=rows, judge_available=judge_available, sort=sort,
+    rows = leaderboard_rows(profile, sort)
+    return render_template("results/leaderboard.html", rows=rows, sort=sort,
                            columns=LEADERBOARD_METRICS, quirks=[q for q in QUIRKS if q["changed"]], view="systems",
                            **_common(profile))
 
@@ -55,11 +55,11 @@ def leaderboard():
 def leaderboard_json():
     """The leaderboard as JSON; every number is labelled with its profile."""
     profile = _profile()
-    rows, judge_available = leaderboard_rows(profile, "system")
+    rows = leaderboard_rows(profile, "system")
     return jsonify(profile=profile, scale="0-100 (lengths in words)", systems=[
         {"system": row.system, "predictions": row.predictions, "profile": profile,
          "metrics": {m: {"value": v, "n": n, "tasks": row.tasks.get(m)} for m, (v, n) in row.values.items()},
-         "judge": row.judge if judge_available else None}
+         "judge": row.judge}
         for row in rows
     ])
 

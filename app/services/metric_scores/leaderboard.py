@@ -9,6 +9,7 @@ from ...extensions import db
 from ...metrics import METRIC_KEYS
 from ...models import Document, MetricAggregate, MetricResult, Prediction, Question, Reference, System
 from ...models.corpus import HUMAN_EVAL
+from ..judging import win_rates
 from ..leval_tasks import ALL_TASKS as LEVAL_TASK_ORDER
 from .compute import ALL_TASKS, AVERAGED_METRICS, HUMAN_EVAL_BUCKET
 
@@ -34,15 +35,6 @@ def task_sort_key(task: str) -> tuple:
     return (1, 0, task)
 
 
-def judge_win_rates() -> dict | None:
-    """The judge's win rates per system, or None while the judge module is not installed."""
-    try:
-        from ..judging import win_rates
-    except ImportError:
-        return None
-    return win_rates()
-
-
 @dataclass
 class LeaderboardRow:
     system_id: int
@@ -66,11 +58,8 @@ def _aggregates(profile: str, task: str | None = None, system_id: int | None = N
     return db.session.scalars(stmt)
 
 
-def leaderboard(profile: str, sort: str = "exact_match") -> tuple[list[LeaderboardRow], bool]:
-    """Rows for every system with predictions, sorted by `sort` (highest first; missing values last).
-
-    Returns (rows, judge_available).
-    """
+def leaderboard(profile: str, sort: str = "exact_match") -> list[LeaderboardRow]:
+    """Rows for every system with predictions, sorted by `sort` (highest first; missing values last)."""
     counts = dict(db.session.execute(
         select(Prediction.system_id, func.count()).group_by(Prediction.system_id)
     ).all())
@@ -86,12 +75,11 @@ def leaderboard(profile: str, sort: str = "exact_match") -> tuple[list[Leaderboa
             row.values[agg.metric] = (agg.value, agg.n)
         elif agg.task != HUMAN_EVAL_BUCKET and agg.metric in AVERAGED_METRICS:
             row.tasks[agg.metric] = row.tasks.get(agg.metric, 0) + 1
-    rates = judge_win_rates()
-    if rates:
-        for row in rows.values():
-            row.judge = list(rates.get(row.system, []))
+    rates = win_rates()
+    for row in rows.values():
+        row.judge = list(rates.get(row.system, []))
     ordered = sorted(rows.values(), key=lambda r: r.system.lower())
-    return sorted(ordered, key=lambda r: _sort_value(r, sort)), rates is not None
+    return sorted(ordered, key=lambda r: _sort_value(r, sort))
 
 
 def _sort_value(row: LeaderboardRow, sort: str) -> tuple:
