@@ -1,7 +1,6 @@
 """Shared fixtures in the flaskr style: app, client, runner and auth, on a real SQLite file."""
 from __future__ import annotations
 
-import re
 import shutil
 from pathlib import Path
 
@@ -11,12 +10,12 @@ from flask_migrate import upgrade
 from app import create_app
 from app.extensions import db
 from app.services.accounts import create_user
+from tests.support.live import CSRF_RE
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_LEVAL = (REPO_ROOT.parent / "shared" / "leval").resolve()
 HUMAN_EVAL = SHARED_LEVAL / "Predictions" / "human_eval"
 PASSWORDS = {"admin": "admin-pass-123", "researcher": "research-pass-123", "annotator": "annotate-pass-123"}
-CSRF_RE = re.compile(r'name="csrf-token" content="([^"]+)"')
 
 
 def require_shared() -> Path:

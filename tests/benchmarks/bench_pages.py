@@ -26,53 +26,13 @@ from pathlib import Path
 
 from common import REPO_ROOT, percentile, print_table, row, shared_or_exit
 
-from tests.support.live import HttpSession
+from tests.support.live import HttpSession, human_eval_questions, prepare_instance
 
 REQUESTS = 200
 ANNOTATORS = 50
 QUESTIONS_EACH = 5          # each annotator scores every answer of this many questions
 THINK_SECONDS = (0.2, 0.6)  # pause between one annotator's saves; people take far longer
 STRESS_QUESTIONS = 2        # the stress run: no pause at all, every annotator saving flat out
-PASSWORD = "bench-pass-123"
-LABELS_RE = re.compile(r'data-label="([A-Z]+)"')
-
-
-class Session(HttpSession):
-    """The shared live-server client, signing in with this benchmark's password."""
-
-    def request(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None):
-        status, data, elapsed_ms, server_ms, _ = super().request(method, path, body, headers)
-        return status, data, elapsed_ms, server_ms
-
-    def sign_in(self, username: str, password: str = PASSWORD) -> None:
-        super().sign_in(username, password)
-
-
-def prepare_instance(instance: Path, human_eval: Path) -> None:
-    """Import L-Eval's human-eval subset and create the annotators, before the server starts."""
-    from flask_migrate import upgrade
-    from sqlalchemy import insert
-
-    from app import create_app
-    from app.extensions import db
-    from app.models import User
-    from app.services.accounts import create_user
-    from app.services.importers import import_path
-
-    app = create_app({"INSTANCE_PATH": instance})
-    with app.app_context():
-        upgrade()
-        report = import_path(human_eval)
-        assert not report.failed, report.failed
-        first = create_user("bench-reader", PASSWORD, "annotator")
-        # One scrypt hash for all: hashing 50 passwords would only slow the set-up.
-        db.session.execute(insert(User), [
-            {"username": f"{prefix}-{i:02d}", "password_hash": first.password_hash, "role": "annotator", "active": True}
-            for prefix in ("bench", "stress") for i in range(ANNOTATORS)
-        ])
-        db.session.commit()
-        db.session.remove()
-        db.engine.dispose()
 
 
 def largest_document_question(instance: Path) -> tuple[int, int, int]:
@@ -83,10 +43,10 @@ def largest_document_question(instance: Path) -> tuple[int, int, int]:
         ).fetchone()
 
 
-def timed_gets(session: Session, path: str, count: int) -> tuple[list[float], list[float]]:
+def timed_gets(session: HttpSession, path: str, count: int) -> tuple[list[float], list[float]]:
     client, server = [], []
     for _ in range(count):
-        status, _, elapsed, server_ms = session.request("GET", path)
+        status, _, elapsed, server_ms, _ = session.request("GET", path)
         if status != 200:
             raise RuntimeError(f"GET {path}: {status}")
         client.append(elapsed)
@@ -107,13 +67,10 @@ def concurrent_saves(base_url: str, question_ids: list[int], prefix: str, questi
     def annotator(index: int) -> None:
         name = f"{prefix}-{index:02d}"
         rng = random.Random(index)
-        session = Session(base_url)
+        session = HttpSession(base_url)
         try:
             session.sign_in(name)
-            work = []
-            for question_id in rng.sample(question_ids, questions_each):
-                page = session.page(f"/annotate/q/{question_id}")
-                work += [(question_id, label) for label in LABELS_RE.findall(page)]
+            work = session.answers(rng.sample(question_ids, questions_each))
             # Every answer once, then a second thought on a few: changes exercise the history too.
             work += rng.sample(work, len(work) // 4)
         except Exception as exc:  # set-up failures count as errors, they must not hang the barrier
@@ -127,7 +84,7 @@ def concurrent_saves(base_url: str, question_ids: list[int], prefix: str, questi
                 time.sleep(rng.uniform(*think))
             value = rng.randint(1, 5)
             try:
-                status, data, elapsed, server_ms = session.save(question_id, label, value)
+                status, data, elapsed, server_ms, _ = session.save(question_id, label, value)
                 ok = status == 200 and json.loads(data).get("saved")
             except Exception as exc:
                 status, elapsed, server_ms, ok = repr(exc), 0.0, None, False
@@ -173,11 +130,12 @@ def run() -> list[dict]:
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         instance = Path(folder) / "instance"
-        prepare_instance(instance, shared / "Predictions" / "human_eval")
+        annotators = ["bench-reader"] + [f"{prefix}-{i:02d}" for prefix in ("bench", "stress") for i in range(ANNOTATORS)]
+        prepare_instance(instance, annotators=annotators, demo=False, folders=(shared / "Predictions" / "human_eval",))
         question_id, document_id, chars = largest_document_question(instance)
         server = start_server(instance, {"LEVAL_WORKERS": "0"})
         try:
-            reader = Session(server.url)
+            reader = HttpSession(server.url)
             reader.sign_in("bench-reader")
             page = reader.page(f"/annotate/q/{question_id}")
             document_path = re.search(r'data-document-url="([^"]+)"', page).group(1).replace("&amp;", "&")
@@ -196,9 +154,9 @@ def run() -> list[dict]:
                 rows.append(row(f"{label}: client p95 (ms)", percentile(client_ms, 95), "ms", "-",
                                 percentile(health_client, 95), "/healthz client round trip"))
 
-            questions = [int(q) for q in re.findall(r"/annotate/q/(\d+)", reader.page("/annotate/done"))]
-            paced = concurrent_saves(server.url, sorted(set(questions)), "bench", QUESTIONS_EACH, THINK_SECONDS)
-            stress = concurrent_saves(server.url, sorted(set(questions)), "stress", STRESS_QUESTIONS, (0, 0))
+            questions = human_eval_questions(reader)
+            paced = concurrent_saves(server.url, questions, "bench", QUESTIONS_EACH, THINK_SECONDS)
+            stress = concurrent_saves(server.url, questions, "stress", STRESS_QUESTIONS, (0, 0))
             for label, result, target in (("saving", paced, "<= 100 ms"), ("saving, no pause", stress, "-")):
                 saves = result["latencies"]
                 lost = lost_writes(instance, result["acknowledged"])

@@ -14,7 +14,6 @@ same score records. Target: p95 ≤ 100 ms per page.
 """
 from __future__ import annotations
 
-import re
 import statistics
 import sys
 import tempfile
@@ -23,12 +22,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.benchmarks.common import print_table, row, shared_or_exit  # noqa: E402
+from tests.benchmarks.common import percentile, print_table, row, shared_or_exit  # noqa: E402
+from tests.support.live import CSRF_RE  # noqa: E402
 
 REQUESTS = 50
 TARGET_MS = 100.0
 PAGES = ("/results", "/results/correlation", "/results/agreement", "/results/disagreements")
-CSRF_RE = re.compile(r'name="csrf-token" content="([^"]+)"')
 
 
 def _timed(action, repeat: int) -> list[float]:
@@ -38,10 +37,6 @@ def _timed(action, repeat: int) -> list[float]:
         action()
         timings.append((time.perf_counter() - start) * 1000)
     return timings
-
-
-def _p95(timings: list[float]) -> float:
-    return statistics.quantiles(timings, n=20)[-1]
 
 
 def _build(instance: Path, human_eval: Path):
@@ -98,7 +93,7 @@ def run() -> list[dict]:
             for label, timings in (("cold", cold), ("warm", warm)):
                 rows.append(row(f"GET {page} {label} p50 ({REQUESTS} requests)", statistics.median(timings), "ms",
                                 f"<= {TARGET_MS:.0f} ms", bare_p50, "bare analysis p50"))
-                rows.append(row(f"GET {page} {label} p95 ({REQUESTS} requests)", _p95(timings), "ms",
+                rows.append(row(f"GET {page} {label} p95 ({REQUESTS} requests)", percentile(timings, 95), "ms",
                                 f"<= {TARGET_MS:.0f} ms", bare_p50, "bare analysis p50"))
         exports = {"/results/export/results.json": 5, "/results/export/scores.jsonl": 5}
         for url, repeat in exports.items():
