@@ -12,6 +12,7 @@ from flask.cli import with_appcontext
 from ..services import demo, summary
 from ..services.download import DownloadError, download_human_eval
 from ..services.importers import ImportFailure, ImportReport, import_path
+from ..services.importers.errors import describe
 from ..services.importers.runner import find_files
 from .common import upgrade_database
 
@@ -68,7 +69,7 @@ def _print_report(report: ImportReport) -> None:
     totals: dict[str, int] = {}
     for item in report.files:
         if item.error:
-            click.echo(f"FAILED  {item.error['file']}" + _where(item.error) + f": {item.error['message']}", err=True)
+            click.echo(f"FAILED  {describe(item.error)}", err=True)
             continue
         c = item.counts
         if item.format == "predictions":
@@ -88,15 +89,6 @@ def _print_report(report: ImportReport) -> None:
         f"Summary: {ok} files imported, {len(report.failed)} failed; "
         + ", ".join(f"{v} {k}" for k, v in totals.items())
     )
-
-
-def _where(error: dict) -> str:
-    where = ""
-    if error.get("line") is not None:
-        where += f", line {error['line']}"
-    if error.get("field"):
-        where += f", field '{error['field']}'"
-    return where
 
 
 @click.command("load-demo")

@@ -18,6 +18,7 @@ from ..services.exports import (
     import_annotations,
     write_leval_folder,
 )
+from ..services.importers.errors import describe
 from .common import upgrade_database
 
 
@@ -74,12 +75,7 @@ def import_annotations_command(file: Path, replace: bool, annotator: str | None,
 
 def _print_report(report: AnnotationImportReport) -> None:
     if report.error:
-        error = report.error
-        where = "".join(
-            part for part in (f", line {error['line']}" if error.get("line") is not None else "",
-                              f", field '{error['field']}'" if error.get("field") else "")
-        )
-        click.echo(f"FAILED  {error['file']}{where}: {error['message']} (nothing was imported)", err=True)
+        click.echo(f"FAILED  {describe(report.error)} (nothing was imported)", err=True)
         return
     click.echo(
         f"ok      {report.file} ({report.format}): {report.scores} scores: {report.created} new, "

@@ -11,12 +11,17 @@ class ImportFailure(Exception):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        where = self.file
-        if self.line is not None:
-            where += f", line {self.line}"
-        if self.field:
-            where += f", field '{self.field}'"
-        return f"{where}: {self.message}"
+        return describe(self.as_dict())
 
     def as_dict(self) -> dict:
         return {"file": self.file, "line": self.line, "field": self.field, "message": self.message}
+
+
+def describe(error: dict) -> str:
+    """Render an error dict (ImportFailure.as_dict()) as 'file, line N, field 'x': message'."""
+    where = str(error["file"])
+    if error.get("line") is not None:
+        where += f", line {error['line']}"
+    if error.get("field"):
+        where += f", field '{error['field']}'"
+    return f"{where}: {error['message']}"
