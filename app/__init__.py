@@ -37,10 +37,7 @@ def create_app(config: dict | None = None) -> Flask:
     login_manager.login_view = "auth.login"
     login_manager.login_message = "Please sign in to continue."
 
-    from . import models  # noqa: F401  (registers tables on the metadata)
-    from .auth import bp as auth_bp
-    from .core import bp as core_bp
-
+    from . import admin, annotate, auth, core, jobs, judging, models, predictions, results  # noqa: F401
     from .auth.ratelimit import FailureLimiter
     from .security import init_security
 
@@ -50,9 +47,9 @@ def create_app(config: dict | None = None) -> Flask:
 
     init_security(app)
     _register_error_handlers(app)
-    app.register_blueprint(core_bp)
-    app.register_blueprint(auth_bp)
-    _register_optional_blueprints(app)
+    # One blueprint per area; `models` is imported for its tables.
+    for area in (core, auth, annotate, admin, predictions, jobs, results, judging):
+        app.register_blueprint(area.bp)
 
     from .services.jobs.queue import make_huey
 
@@ -96,13 +93,6 @@ NAV_ITEMS = (
 
 
 def _register_template_helpers(app: Flask) -> None:
-    endpoints_cache: set[str] = set()
-
-    def has_endpoint(name: str) -> bool:
-        if not endpoints_cache:
-            endpoints_cache.update(rule.endpoint for rule in app.url_map.iter_rules())
-        return name in endpoints_cache
-
     def nav_is_current(endpoint: str) -> bool:
         """Mark the nav item whose area this page belongs to (leaderboard pages are not "Results")."""
         current = request.endpoint or ""
@@ -113,7 +103,7 @@ def _register_template_helpers(app: Flask) -> None:
         return current.split(".")[0] == endpoint.split(".")[0]
 
     app.jinja_env.globals.update(
-        app_version=__version__, has_endpoint=has_endpoint, nav_items=NAV_ITEMS, nav_is_current=nav_is_current
+        app_version=__version__, nav_items=NAV_ITEMS, nav_is_current=nav_is_current
     )
 
 
@@ -130,20 +120,6 @@ def _register_server_timing(app: Flask) -> None:
         if started is not None:
             response.headers["Server-Timing"] = f"app;dur={(perf_counter() - started) * 1000:.2f}"
         return response
-
-
-def _register_optional_blueprints(app: Flask) -> None:
-    """Register area blueprints; each package exposes `bp`."""
-    import importlib
-
-    for area in ("annotate", "predictions", "jobs", "results", "admin", "judging"):
-        try:
-            module = importlib.import_module(f"{__name__}.{area}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"{__name__}.{area}":
-                continue
-            raise
-        app.register_blueprint(module.bp)
 
 
 def busy_timeout_ms() -> int:
