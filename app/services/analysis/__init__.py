@@ -21,6 +21,7 @@ from .correlation import (
     length_instruction_comparison,
     metric_vs_human,
     min_significant_tau,
+    negative_abs_delta_from_counts,
     negative_abs_length_delta,
     rank_table,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "length_instruction_comparison",
     "metric_vs_human",
     "min_significant_tau",
+    "negative_abs_delta_from_counts",
     "negative_abs_length_delta",
     "only_annotators",
     "package_alpha",

@@ -224,14 +224,21 @@ def find_disagreements(
 
 
 def negative_abs_length_delta(pairs_by_system: Mapping[str, Iterable[tuple[str, str]]]) -> dict[str, float]:
-    """Return -|ΔL| per system from (prediction, reference) pairs.
+    """Return -|ΔL| per system from (prediction, reference) text pairs."""
+    return negative_abs_delta_from_counts({
+        system: [(word_count(pred), word_count(ref)) for pred, ref in pairs] for system, pairs in pairs_by_system.items()
+    })
+
+
+def negative_abs_delta_from_counts(counts_by_system: Mapping[str, Iterable[tuple[int, int]]]) -> dict[str, float]:
+    """Return -|ΔL| per system from (prediction words, reference words) pairs.
 
     ΔL is the mean prediction length minus the mean reference length, in
     words; negated so that, like every other metric, higher is better.
     """
     result: dict[str, float] = {}
-    for system, pairs in pairs_by_system.items():
-        lengths = np.array([(word_count(pred), word_count(ref)) for pred, ref in pairs], dtype=np.float64)
+    for system, counts in counts_by_system.items():
+        lengths = np.array(list(counts), dtype=np.float64)
         if lengths.size:
             result[system] = -abs(float(lengths[:, 0].mean() - lengths[:, 1].mean()))
     return result

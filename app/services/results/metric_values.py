@@ -17,6 +17,7 @@ from ...extensions import db
 from ...models import Document, MetricResult, Prediction, Question, System
 from ...models.corpus import HUMAN_EVAL
 from ...models.metrics import PROFILES
+from ..analysis import negative_abs_delta_from_counts
 from ..text import word_count
 
 # The metrics L-Eval compares with human judgement, in the order its figure shows them.
@@ -85,15 +86,10 @@ def _answer_lengths() -> list[tuple[str, int, int, int]]:
 def length_deltas() -> dict[str, float]:
     """Return −|ΔL| per system: ΔL is mean answer length minus mean human reference length, in words."""
     references = _reference_word_counts()
-    answers: dict[str, list[int]] = defaultdict(list)
-    expected: dict[str, list[int]] = defaultdict(list)
+    counts: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for system, _, question_id, words in _answer_lengths():
-        answers[system].append(words)
-        expected[system].append(references.get(question_id, 0))
-    return {
-        system: -abs(sum(answers[system]) / len(answers[system]) - sum(expected[system]) / len(expected[system]))
-        for system in sorted(answers)
-    }
+        counts[system].append((words, references.get(question_id, 0)))
+    return negative_abs_delta_from_counts(dict(sorted(counts.items())))
 
 
 def item_values(column_key: str, profile: str) -> dict[ItemKey, float]:
