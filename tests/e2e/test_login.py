@@ -12,7 +12,9 @@ pytestmark = pytest.mark.e2e
 
 def test_first_run_serves_demo_and_admin_can_sign_in(live_server, page):
     assert live_server.admin_user == "admin" and len(live_server.admin_password) >= 12
-    summary = json.loads(live_server.cli("summary", "--json").stdout)
+    result = live_server.cli("summary", "--json")
+    assert result.returncode == 0, f"summary failed:\n{result.stderr}"
+    summary = json.loads(result.stdout)
     assert summary["documents"] >= 2 and summary["systems"] >= 3
 
     page.goto(live_server.url + "/")
