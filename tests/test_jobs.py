@@ -12,6 +12,7 @@ from app.extensions import db
 from app.models import Job, Setting
 from app.services.jobs import DuplicateJob, cancel_job, recover_jobs, register, resume_job, submit_job
 from app.services.jobs.queue import start_workers
+from tests.support.jobs import wait_for_job
 
 ITEMS = 6
 
@@ -37,15 +38,7 @@ def always_fail(ctx):
 
 
 def wait_for(app, job_id: int, statuses: tuple[str, ...], timeout: float = 15.0) -> Job:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with app.app_context():
-            job = db.session.get(Job, job_id)
-            if job.status in statuses:
-                db.session.expunge(job)
-                return job
-        time.sleep(0.05)
-    raise AssertionError(f"job {job_id} never reached {statuses}")
+    return wait_for_job(app, job_id, lambda job: job.status in statuses, timeout, str(statuses))
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 
 import pytest
 from sqlalchemy import func, select
@@ -18,6 +17,7 @@ from app.services.judging import RunSpec, dry_run, launch, run_report, save_sett
 from tests.support.judge_data import (
     BASELINE, DOCUMENT_MARK, EXPECTED, EXPECTED_ALL, SCRIPT_ANSWER, SYSTEM, marker_judge, write_judge_dataset,
 )
+from tests.support.jobs import wait_for_job
 from tests.support.openai_stub import Fault, StubOpenAIServer
 
 SECRET = "sk-judging-SECRET-do-not-leak-0123456789"
@@ -66,17 +66,12 @@ def start(app, *, concurrency=4, budget_usd=None, **spec_args) -> int:
 
 
 def wait(app, job_id: int, statuses=("done",), timeout=20.0, until=None) -> Job:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with app.app_context():
-            job = db.session.get(Job, job_id)
-            if job.status in statuses and (until is None or until(job)):
-                db.session.expunge(job)
-                return job
-            if job.status in ("done", "failed", "cancelled") and job.status not in statuses:
-                raise AssertionError(f"job {job_id} ended {job.status}: {job.error or job.message}")
-        time.sleep(0.05)
-    raise AssertionError(f"job {job_id} never reached {statuses}")
+    def reached(job: Job) -> bool:
+        if job.status in ("done", "failed", "cancelled") and job.status not in statuses:
+            raise AssertionError(f"job {job_id} ended {job.status}: {job.error or job.message}")
+        return job.status in statuses and (until is None or until(job))
+
+    return wait_for_job(app, job_id, reached, timeout, str(statuses))
 
 
 def run_job(app, **kwargs) -> Job:

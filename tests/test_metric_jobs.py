@@ -5,7 +5,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from app.services.jobs.queue import start_workers
 from app.services.metric_scores import score_system, score_unscored_systems, submit_metrics_job
 from app.services.metric_scores.jobs import TEST_DELAY_ENV
 from tests.conftest import REPO_ROOT
+from tests.support.jobs import wait_for_job as wait_for
 from tests.support.predictions import demo_file, load_demo_data
 
 PARITY = [  # L-Eval's published values, computed with its own scripts (see tests/test_metrics.py)
@@ -42,18 +42,6 @@ def system_id(app, name: str) -> int:
 def submit(app, name: str) -> int:
     with app.app_context():
         return submit_metrics_job(db.session.get(System, system_id(app, name))).id
-
-
-def wait_for(app, job_id: int, check, timeout: float = 60.0, what: str = "") -> Job:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with app.app_context():
-            job = db.session.get(Job, job_id)
-            if check(job):
-                db.session.expunge(job)
-                return job
-        time.sleep(0.05)
-    raise AssertionError(f"job {job_id} never reached {what or 'the expected state'}")
 
 
 def done(app, job_id: int, timeout: float = 60.0) -> Job:
