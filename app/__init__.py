@@ -48,6 +48,8 @@ def create_app(config: dict | None = None, *, web: bool = True) -> Flask:
     register_job_kinds(app, {
         "metrics": "app.services.metric_scores.job:run_metrics_job",
         "judge": "app.services.judge_runs.job:judge_job",
+        "generate": "app.services.generation.runs:generate_job",
+        "rater": "app.services.rater_runs.job:rater_job",
     })
     make_huey(app)
 
@@ -66,42 +68,29 @@ def _register_web(app: Flask) -> None:
     login_manager.login_view = "auth.login"
     login_manager.login_message = "Please sign in to continue."
 
-    from . import admin, annotate, auth, core, jobs, judging, leaderboard, predictions, results, studies
-    from .auth.ratelimit import FailureLimiter
+    from . import (
+        admin, annotate, auth, authoring, core, generation, jobs, judging, leaderboard, lveval, predictions, results,
+        studies,
+    )
+    from .errors import register_error_handlers
+    from .routing import DbIdConverter
     from .security import init_security
 
-    app.extensions["login_limiter"] = FailureLimiter(
+    from .services.login_limits import LoginLimiter
+
+    app.extensions["login_limiter"] = LoginLimiter(
         limit=app.config.get("LEVAL_LOGIN_FAILURES_PER_MINUTE", 10), window_seconds=60.0
     )
     init_security(app)
-    _register_error_handlers(app)
+    register_error_handlers(app)
+    app.url_map.converters["int"] = DbIdConverter  # before any rule: ids past 2^63-1 match no route
     # Every area's URL prefix, here and nowhere else.
     areas = ((core, ""), (auth, ""), (annotate, "/annotate"), (admin, "/admin"), (studies, "/studies"),
-             (predictions, "/predictions"), (jobs, "/jobs"), (leaderboard, "/leaderboard"), (results, "/results"),
-             (judging, "/judge"))
+             (predictions, "/predictions"), (jobs, "/jobs"), (leaderboard, "/leaderboard"), (lveval, "/lveval"),
+             (results, "/results"), (judging, "/judge"), (generation, "/generate"), (authoring, "/author"))
     for area, prefix in areas:
         app.register_blueprint(area.bp, url_prefix=prefix)
     _register_template_helpers(app)
-
-
-def _register_error_handlers(app: Flask) -> None:
-    from flask import jsonify, render_template
-    from sqlalchemy.exc import OperationalError
-
-    @app.errorhandler(OperationalError)
-    def database_busy(exc: OperationalError):
-        """A write held elsewhere past the busy timeout: say so and ask for a retry, never a bare 500."""
-        db.session.rollback()
-        if "locked" not in str(exc.orig).lower() and "busy" not in str(exc.orig).lower():
-            raise exc
-        message = "The database is busy with another write. Nothing was saved; please retry."
-        if request.is_json or request.path.startswith("/api/") or "/api/" in request.path:
-            response = jsonify(error=message, retryable=True)
-        else:
-            response = app.make_response((render_template("error.html", title="Database busy", message=message), 503))
-        response.status_code = 503
-        response.headers["Retry-After"] = "2"
-        return response
 
 
 NAV_ITEMS = (
@@ -110,8 +99,10 @@ NAV_ITEMS = (
     ("predictions.index", "Predictions", True),
     ("jobs.index", "Jobs", True),
     ("leaderboard.index", "Leaderboard", True),
+    ("lveval.index", "LV-Eval", True),
     ("results.human", "Results", True),
     ("judging.index", "Judge", True),
+    ("generation.index", "Generate", True),
 )
 
 

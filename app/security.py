@@ -6,21 +6,24 @@ from functools import wraps
 from flask import Flask, abort, jsonify, redirect, request, url_for
 from flask_login import current_user
 
+from .errors import is_api_request
 from .extensions import db, login_manager
 from .models import User
+from .routing import is_db_id
 
 PUBLIC_ENDPOINTS = frozenset({"auth.login", "core.healthz", "static"})
 
 
 @login_manager.user_loader
-def load_user(user_id: str) -> User | None:
-    user = db.session.get(User, int(user_id)) if user_id.isdigit() else None
-    # A deactivated account loses its open sessions too, not only the next sign-in.
-    return user if user is not None and user.is_active else None
-
-
-def wants_json() -> bool:
-    return request.is_json or request.path.startswith("/api/") or request.accept_mimetypes.best == "application/json"
+def load_user(session_id: str) -> User | None:
+    """The session's account, while its session version is current and the account active (else signed out)."""
+    user_id, _, version = session_id.partition(".")
+    if not (is_db_id(user_id) and version.isdigit()):
+        return None  # includes sessions from before session versions: they sign in again
+    user = db.session.get(User, int(user_id))
+    if user is None or not user.is_active or str(user.session_version or 0) != version:
+        return None
+    return user
 
 
 def init_security(app: Flask) -> None:
@@ -32,7 +35,7 @@ def init_security(app: Flask) -> None:
             return None
         if current_user.is_authenticated:
             return None
-        if wants_json():
+        if is_api_request():
             return jsonify(error="sign-in required"), 401
         return redirect(url_for("auth.login", next=request.full_path.rstrip("?")))
 

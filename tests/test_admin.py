@@ -89,3 +89,49 @@ def test_reset_password(app):
     assert len(password) >= 12
     assert not _can_sign_in(app, "researcher", PASSWORDS["researcher"])
     assert _can_sign_in(app, "researcher", password)
+
+
+def test_two_admins_deactivating_each_other_at_once_leave_one_active_admin(app):
+    """Both requests pass their checks before either writes: the last-admin rule must still hold."""
+    import threading
+
+    from sqlalchemy import event
+
+    from app.services.accounts import create_user
+
+    with app.app_context():
+        create_user("admin2", "admin2-pass-123", "admin")
+        ids = {name: db.session.scalar(select(User.id).where(User.username == name)) for name in ("admin", "admin2")}
+    for trial in range(3):
+        clients = {}
+        for name, password in (("admin", PASSWORDS["admin"]), ("admin2", "admin2-pass-123")):
+            client = app.test_client()
+            assert AuthActions(client).login(name, password).status_code == 302
+            clients[name] = (client, AuthActions(client).token())
+        meet = threading.Barrier(2)
+
+        def hold_until_both_write(conn, cursor, statement, parameters, context, executemany):
+            if statement.lstrip().upper().startswith("UPDATE USERS SET ACTIVE"):
+                try:
+                    meet.wait(timeout=2)  # both requests have read the admin count by now
+                except threading.BrokenBarrierError:
+                    pass
+
+        with app.app_context():
+            engine = db.engine
+        event.listen(engine, "before_cursor_execute", hold_until_both_write)
+        try:
+            threads = [threading.Thread(target=lambda me=me, other=other: clients[me][0].post(
+                f"/admin/users/{ids[other]}/active", data={"csrf_token": clients[me][1], "active": "0"}))
+                for me, other in (("admin", "admin2"), ("admin2", "admin"))]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(30)
+        finally:
+            event.remove(engine, "before_cursor_execute", hold_until_both_write)
+        with app.app_context():
+            active = db.session.scalars(select(User.username).where(User.role == "admin", User.active.is_(True))).all()
+            assert len(active) == 1, f"trial {trial}: active admins {active}"
+            db.session.execute(User.__table__.update().values(active=True))
+            db.session.commit()

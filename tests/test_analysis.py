@@ -480,3 +480,17 @@ def test_build_results_is_json_ready_and_honours_the_finished_view():
     finished = build_results(records, metrics, finished_annotators={"ann0", "ann1"}, n_resamples=50)
     assert finished["annotators"] == ["ann0", "ann1"]
     assert finished["n_scores"] == sum(r["annotator"] != "ann2" for r in records)
+
+
+def test_breakdowns_do_not_depend_on_the_order_of_the_scores():
+    """A re-imported database returns the same scores in another order: not one bit may change."""
+    from app.stats.human import breakdown
+
+    rng = np.random.default_rng(1)
+    records = [{"system": "s", "task": "t", "score": int(value)} for value in rng.integers(1, 6, size=97)]
+    seen = set()
+    for _ in range(200):
+        rng.shuffle(records)
+        (row,) = breakdown(records, "task")
+        seen.add((row.mean, row.std))
+    assert len(seen) == 1

@@ -93,3 +93,120 @@ def test_successful_login_resets_the_user_counter(client, auth):
     for _ in range(5):
         auth.login("admin", "wrong-password")
     assert auth.login("admin").status_code == 302
+
+
+# Session revocation: a session ends for good on sign-out, password change, reset and deactivation.
+
+
+def _copy_session(app, client):
+    """A second browser holding a copy of client's session cookie (as a thief would)."""
+    thief = app.test_client()
+    cookie = client.get_cookie(app.config.get("SESSION_COOKIE_NAME", "session"))
+    assert cookie is not None, "no session cookie to copy"
+    thief.set_cookie(cookie.key, cookie.value)
+    assert not _signed_out(thief), "the copied cookie must work before the session is ended"
+    return thief
+
+
+def _signed_out(client) -> bool:
+    response = client.get("/")
+    return response.status_code == 302 and "/login" in response.headers["Location"]
+
+
+def _admin_client(app):
+    from tests.conftest import AuthActions
+
+    admin = app.test_client()
+    admin_auth = AuthActions(admin)
+    assert admin_auth.login("admin").status_code == 302
+    return admin, admin_auth
+
+
+def _user_id(app, name: str) -> int:
+    with app.app_context():
+        return db.session.scalar(select(User.id).where(User.username == name))
+
+
+def test_a_cookie_copied_before_sign_out_no_longer_works(app, client, auth):
+    auth.login("researcher")
+    thief = _copy_session(app, client)
+    other_browser = app.test_client()
+    from tests.conftest import AuthActions
+
+    assert AuthActions(other_browser).login("researcher").status_code == 302
+    auth.logout()
+    assert _signed_out(thief), "a copied cookie must not outlive sign-out"
+    assert _signed_out(other_browser), "sign-out ends every session of the account"
+    assert auth.login("researcher").status_code == 302 and not _signed_out(client)  # signing in again works
+
+
+def test_an_admin_password_reset_ends_the_users_sessions(app, client, auth):
+    auth.login("annotator")
+    thief = _copy_session(app, client)
+    admin, admin_auth = _admin_client(app)
+    admin.post(f"/admin/users/{_user_id(app, 'annotator')}/password", data={"csrf_token": admin_auth.token()})
+    assert _signed_out(client) and _signed_out(thief)
+    assert not _signed_out(admin), "the admin's own session is untouched"
+
+
+def test_deactivation_ends_sessions_and_reactivation_does_not_revive_them(app, client, auth):
+    auth.login("annotator")
+    thief = _copy_session(app, client)
+    admin, admin_auth = _admin_client(app)
+    target = _user_id(app, "annotator")
+    admin.post(f"/admin/users/{target}/active", data={"csrf_token": admin_auth.token(), "active": "0"})
+    assert _signed_out(thief)
+    admin.post(f"/admin/users/{target}/active", data={"csrf_token": admin_auth.token(), "active": "1"})
+    assert _signed_out(client) and _signed_out(thief), "a reactivated account signs in afresh"
+    assert auth.login("annotator").status_code == 302 and not _signed_out(client)
+
+
+def test_a_password_change_ends_the_accounts_sessions(app, client, auth):
+    auth.login("researcher")
+    thief = _copy_session(app, client)
+    with app.app_context():
+        user = db.session.scalars(select(User).where(User.username == "researcher")).one()
+        user.set_password("a-brand-new-pass-1")
+        db.session.commit()
+    assert _signed_out(client) and _signed_out(thief)
+    assert auth.login("researcher", "a-brand-new-pass-1").status_code == 302 and not _signed_out(client)
+
+
+def test_a_session_cookie_with_a_bare_user_id_is_refused(app):
+    """Cookies made before session versions carried only the id: they sign in again."""
+    from app.security import load_user
+
+    with app.app_context():
+        user_id = _user_id(app, "admin")
+        assert load_user(str(user_id)) is None
+        assert load_user(f"{user_id}.0") is not None
+        assert load_user(f"{user_id}.1") is None and load_user("x.0") is None and load_user(f"{2**64}.0") is None
+
+
+def test_a_wrong_password_takes_as_long_for_an_unknown_user_as_for_a_known_one(app):
+    """Usernames cannot be told apart by timing: both medians within 20% of each other."""
+    import statistics
+    import time
+
+    from app.services.login_limits import LoginLimiter
+    from tests.conftest import AuthActions
+
+    app.extensions["login_limiter"] = LoginLimiter(limit=1000, window_seconds=60)
+    client = app.test_client()
+    actions = AuthActions(client)
+    token = actions.token()
+    timings: dict[str, list[float]] = {"researcher": [], "nobody-here": []}
+
+    def attempt(name: str) -> None:
+        started = time.perf_counter()
+        response = client.post("/login", data={"username": name, "password": "wrong-password", "csrf_token": token})
+        timings[name].append(time.perf_counter() - started)
+        assert response.status_code == 401
+
+    attempt("researcher"), attempt("nobody-here")  # warm up (the dummy hash is made once)
+    timings = {name: [] for name in timings}
+    for _ in range(9):
+        for name in timings:
+            attempt(name)
+    known, unknown = (statistics.median(timings[name]) for name in ("researcher", "nobody-here"))
+    assert abs(known - unknown) / max(known, unknown) < 0.20, f"known {known * 1000:.0f} ms, unknown {unknown * 1000:.0f} ms"

@@ -36,7 +36,10 @@ def test_published_values_through_the_command_line(shared_leval, tmp_path):
 
 
 def test_json_shape_keys_and_rounding(runner, tmp_path):
-    result = runner.invoke(args=["eval", "--json", str(QUALITY), str(DEMO_PATH / "human_eval" / "terse-13b.pred.jsonl")])
+    human = str(DEMO_PATH / "human_eval" / "terse-13b.pred.jsonl")
+    refused = runner.invoke(args=["eval", "--json", str(QUALITY), human])
+    assert refused.exit_code == 1 and "auto_eval.py refuses such a file" in refused.output
+    result = runner.invoke(args=["eval", "--json", "--scope", "analysis", str(QUALITY), human])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert [list(item)[:5] for item in data] == [["file", "task", "system", "n", "metrics"]] * 2
@@ -45,7 +48,8 @@ def test_json_shape_keys_and_rounding(runner, tmp_path):
     for item in data:
         assert set(item["metrics"]) <= set(METRIC_KEYS)
         assert all(round(v, 4) == v for v in item["metrics"].values())
-        assert item["metrics"] == evaluate_file(item["file"])["metrics"]
+        assert item["metrics"] == evaluate_file(item["file"], refuse=False)["analysis"]["metrics"]
+        assert item["scope"] == "analysis"
 
 
 def test_fixed_profile_and_evaluation_override(runner, tmp_path):

@@ -438,3 +438,39 @@ def test_editing_a_prompt_makes_a_new_version_and_a_new_cache_identity():
     assert edited.fingerprint() != DEFAULT_TEMPLATE.fingerprint()
     with pytest.raises(ValueError, match="answer_b"):
         DEFAULT_TEMPLATE.with_edits(user_template="{question} {reference} {answer_a}")
+
+
+class _Ledger:
+    """Records what run_calls reserves and settles, and what the stub had received at each reservation."""
+
+    def __init__(self, stub):
+        self.stub, self.events, self.open = stub, [], 0
+
+    def reserve(self, call, held):
+        assert self.stub.calls == sum(1 for kind, *_ in self.events if kind == "reserve")  # not sent yet
+        self.open += 1
+        self.events.append(("reserve", held))
+
+    def settle(self, call, held, reply, cost):
+        self.open -= 1
+        assert reply.prompt_tokens <= held.prompt_tokens and reply.completion_tokens <= held.completion_tokens
+        assert cost is not None and cost <= held.cost_usd
+        self.events.append(("settle", held, cost))
+
+
+def test_every_call_is_reserved_before_it_is_sent_and_settled_after(stub):
+    ledger = _Ledger(stub)
+    summary = _run(stub, MIXED_ITEMS, concurrency=1, ledger=ledger)
+    reserved = [event for event in ledger.events if event[0] == "reserve"]
+    settled = [event for event in ledger.events if event[0] == "settle"]
+    assert len(reserved) == len(settled) == summary.api_calls == stub.calls == 12 and ledger.open == 0
+    assert sum(cost for _, _, cost in settled) == pytest.approx(summary.cost_usd)
+
+
+def test_no_call_starts_while_reservations_in_flight_cover_the_budget(stub):
+    stub.usage, stub.latency_s = (100, 50), 0.2
+    prices = {"judge-test": (2000.0, 1000.0)}  # 0.25 USD a call; a reservation is several USD
+    summary = _run(stub, MIXED_ITEMS, model="judge-test", prices=prices, budget_usd=0.75, concurrency=4)
+    # Without reservations four calls would start at once and overshoot; here each waits for the last to settle.
+    assert summary.stopped == "budget" and summary.api_calls == 3 == stub.calls
+    assert summary.cost_usd == pytest.approx(0.75) and stub.max_active == 1

@@ -390,7 +390,7 @@ def test_judge_pages_are_for_staff_only(judge_app, client, auth):
 def test_editing_a_prompt_creates_a_new_version(judge_app, client, auth):
     auth.login("researcher")
     page = client.get("/judge/prompts/1").get_data(as_text=True)
-    assert "leval-pairwise" in page and "v1" in page
+    assert "studio-pairwise" in page and "v1" in page
     with judge_app.app_context():
         v1 = db.session.get(JudgePrompt, 1)
         system_text, user_template = v1.system_text, v1.user_template
@@ -399,8 +399,9 @@ def test_editing_a_prompt_creates_a_new_version(judge_app, client, auth):
         "csrf_token": auth.token(), "system_text": system_text + " Answer in English.", "user_template": user_template})
     assert response.status_code == 302
     with judge_app.app_context():
-        versions = db.session.scalars(select(JudgePrompt).order_by(JudgePrompt.version)).all()
-        assert [(p.name, p.version) for p in versions] == [("leval-pairwise", 1), ("leval-pairwise", 2)]
+        versions = db.session.scalars(select(JudgePrompt).where(JudgePrompt.name == "studio-pairwise")
+                                      .order_by(JudgePrompt.version)).all()
+        assert [(p.name, p.version) for p in versions] == [("studio-pairwise", 1), ("studio-pairwise", 2)]
         assert versions[0].system_text == system_text  # v1 untouched
         assert versions[1].system_text.endswith("Answer in English.")
         # A new prompt version is a new cache identity: nothing is cached for it.
@@ -414,11 +415,16 @@ def test_editing_a_prompt_creates_a_new_version(judge_app, client, auth):
         page = client.post("/judge/prompts/1", data={"csrf_token": auth.token(), **data}).get_data(as_text=True)
         assert message in page
     with judge_app.app_context():
-        assert db.session.scalar(select(func.count()).select_from(JudgePrompt)) == 2
+        default_versions = select(func.count()).select_from(JudgePrompt).where(JudgePrompt.name == "studio-pairwise")
+        assert db.session.scalar(default_versions) == 2
+        v2_id = versions[1].id
 
-    client.post("/judge/prompts/2", data={"csrf_token": auth.token(), "system_text": "Say [[A]], [[B]] or [[C]].",
-                                          "user_template": user_template})
-    assert "lacks L-Eval" in client.get("/judge/prompts/3").get_data(as_text=True)
+    client.post(f"/judge/prompts/{v2_id}", data={"csrf_token": auth.token(), "system_text": "Say [[A]], [[B]] or [[C]].",
+                                                 "user_template": user_template})
+    with judge_app.app_context():
+        v3_id = db.session.scalar(select(JudgePrompt.id).where(JudgePrompt.name == "studio-pairwise",
+                                                               JudgePrompt.version == 3))
+    assert "lacks L-Eval" in client.get(f"/judge/prompts/{v3_id}").get_data(as_text=True)
 
 
 # -- win rates for the leaderboard -------------------------------------------------------------

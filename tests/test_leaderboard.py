@@ -128,7 +128,7 @@ def test_judge_column_uses_win_rates_when_available(app, scored, monkeypatch):
     monkeypatch.setattr("app.services.metric_scores.leaderboard.win_rates", lambda: rates)
     page = scored.get("/leaderboard").get_data(as_text=True)
     row = row_of(page, "terse-13b")
-    assert cell(row, "judge") == "61.25" and "judge-x · v2" in row and "(+1)" in row
+    assert cell(row, "judge") == "61.25" and "judge-x · default · v2" in row and "(+1)" in row
     assert cell(row_of(page, "shaky-3b"), "judge") == "—"
     data = scored.get("/leaderboard/json").get_json()
     terse = next(s for s in data["systems"] if s["system"] == "terse-13b")

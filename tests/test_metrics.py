@@ -21,6 +21,7 @@ from app.metrics import (
     METRIC_KEYS, PROFILES, QUIRKS, aggregate, describe_file, evaluate_file, evaluate_rows, resolve_profile,
     score_item,
 )
+from app.metrics.selection import NothingCounted
 
 LEVAL_ROOT, PREDICTIONS = SHARED_LEVAL, SHARED_PREDICTIONS
 
@@ -95,11 +96,16 @@ def test_official_profile_matches_the_reference_scripts(path):
         assert [{k: item[k] for k in ("rouge1", "rouge2", "rougeL")} for item in ours] == rouge_rows
 
 
-def test_human_and_llm_rows_get_f1_rouge_and_length():
+def test_human_and_llm_rows_are_refused_as_auto_eval_does_and_scored_for_the_analysis():
     path = _require(PREDICTIONS / "llm_turbo_eval" / "turbo-16k-0613.pred.jsonl")
-    result = evaluate_file(path)
-    assert (result["task"], result["system"], result["n"]) == ("llm_turbo_eval", "turbo-16k-0613", 181)
-    assert set(result["metrics"]) == {"f1", "rouge1", "rouge2", "rougeL", "rouge_geo", "avg_words", "delta_words"}
+    with pytest.raises(NothingCounted, match="96 'LLM', 85 'human'"):
+        evaluate_file(path)
+    result = evaluate_file(path, refuse=False)
+    assert (result["task"], result["system"], result["n"], result["metrics"]) == (
+        "llm_turbo_eval", "turbo-16k-0613", 0, {})
+    assert result["analysis"]["n"] == 181
+    assert set(result["analysis"]["metrics"]) == {"f1", "rouge1", "rouge2", "rougeL", "rouge_geo", "avg_words",
+                                                  "delta_words"}
 
 
 # --- score_item and aggregate ------------------------------------------------------------
@@ -173,9 +179,12 @@ def test_quirks_are_documented_for_both_profiles():
     ids = [quirk["id"] for quirk in QUIRKS]
     assert len(ids) == len(set(ids))
     for quirk in QUIRKS:
-        assert quirk["metric"] in METRIC_KEYS
+        assert quirk["metric"] in METRIC_KEYS or quirk["metric"] == "*"
         assert quirk["official"] and quirk["fixed"]
     assert {"mc_first_capital", "gsm_signs_decimals", "lveval_blacklist_denominator"} <= set(ids)
+    # auto_eval.py's reading and output, where both profiles depart from it.
+    assert {"evaluation_exact_spelling", "last_row_metric", "refuse_uncounted_file", "bad_json_line",
+            "prediction_key_per_row", "non_string_texts", "output_keys"} <= set(ids)
 
 
 # --- rows and files ----------------------------------------------------------------------
@@ -198,7 +207,8 @@ def test_evaluate_file_on_the_leval_folder_layout(tmp_path):
     ])
     result = evaluate_file(path)
     assert result == {"file": str(path), "task": "quality", "system": "my-model", "profile": "official",
-                      "n": 2, "skipped": 0, "metrics": result["metrics"]}
+                      "n": 2, "skipped": 0, "evaluation": "exam", "metrics": result["metrics"],
+                      "analysis": {"n": 2, "metrics": result["metrics"]}}
     assert result["metrics"]["exact_match"] == 50.0  # the second row reads "B" from "Based"
     assert evaluate_file(path, profile="fixed")["metrics"]["exact_match"] == 100.0
 

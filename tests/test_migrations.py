@@ -156,4 +156,150 @@ def test_studies_migration_keeps_every_score_round_revision_and_view(tmp_path):
                 (1, 1, 4), (2, 3, 2), (3, 2, 5)]
             assert connection.execute(text('SELECT "order" FROM question_views ORDER BY id')).scalars().all() == [
                 "[3, 1, 2]", "[2, 3, 1]"]
+
+
+GENERATION_SCHEMA = "f87bdea9abc2"
+
+
+def test_generation_tables_arrive_on_a_scored_database_and_leave_it_as_it_was(tmp_path):
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=FIRST_SCHEMA)
+        with db.engine.begin() as connection:
+            seed_first_schema(connection)
+        upgrade(revision=GENERATION_SCHEMA)
+        with db.engine.begin() as connection:
+            assert connection.execute(text("SELECT value, comment FROM scores")).all() == [(4, "good")]
+            assert connection.execute(text("SELECT text FROM predictions")).all() == [("An answer.",)]
+            connection.execute(text(
+                "INSERT INTO authored_pairs (document_id, instruction, answer, evidence, version, author_name, "
+                "created_at, updated_by_name) VALUES (1, 'Q?', 'A.', '[]', 1, 'ann', '2026-01-02', '')"))
+        downgrade(revision="f52a420a9770")  # the schema that comes before
+        tables = set(inspect(db.engine).get_table_names())
+        assert not tables & {"authored_pairs", "generation_runs", "generation_calls", "generation_prompts"}
+        with db.engine.connect() as connection:
+            assert connection.execute(text("SELECT value, comment FROM scores")).all() == [(4, "good")]
+        upgrade()
+        db.session.remove()
+        db.engine.dispose()
+
+
+def test_metric_scopes_arrive_on_a_scored_database(tmp_path):
+    """Stored per-row values stay; those of rows auto_eval.py does not count become analysis values."""
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision="726da7041022")
+        with db.engine.begin() as connection:
+            seed_first_schema(connection)
+            now = "2026-01-02 03:04:05.000000"
+            connection.execute(text(
+                "INSERT INTO questions (id, document_id, position, instruction, reference, evaluation, match_key, "
+                "created_at) VALUES (2, 1, 1, 'Why?', 'This.', 'f1', 'k2', :now), "
+                "(3, 1, 2, 'How?', 'So.', 'f1', 'k3', :now)"), {"now": now})
+            connection.execute(text(
+                "INSERT INTO predictions (id, system_id, question_id, line_no, text, evaluation, word_count, "
+                "created_at) VALUES (2, 1, 2, 2, 'This.', 'f1', 1, :now), (3, 1, 3, 3, 'So.', 'F1', 1, :now)"),
+                {"now": now})
+            for pid in (1, 2, 3):
+                for profile in ("official", "fixed"):
+                    connection.execute(text(
+                        "INSERT INTO metric_results (prediction_id, system_id, question_id, metric, profile, value, "
+                        "computed_at) VALUES (:pid, 1, :pid, 'f1', :profile, 50.0, :now)"),
+                        {"pid": pid, "profile": profile, "now": now})
+        upgrade()
+        with db.engine.connect() as connection:
+            rows = connection.execute(text(
+                "SELECT prediction_id, profile, scope, value FROM metric_results ORDER BY prediction_id, profile")).all()
+        assert rows == [(1, "fixed", "analysis", 50.0), (1, "official", "analysis", 50.0),
+                        (2, "fixed", "counted", 50.0), (2, "official", "counted", 50.0),
+                        (3, "fixed", "counted", 50.0), (3, "official", "analysis", 50.0)]
+        db.engine.dispose()
+
+
+def test_judge_prompt_rename_and_rater_tables_keep_a_scored_database(tmp_path):
+    """The default judge prompt is renamed in place (same id and text); the rater's tables arrive empty."""
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=FIRST_SCHEMA)
+        with db.engine.begin() as connection:
+            seed_first_schema(connection)
+            connection.execute(text(
+                "INSERT INTO judge_prompts (id, name, version, system_text, user_template, created_at) VALUES "
+                "(7, 'leval-pairwise', 1, 'Judge.', '{question}', :now), (8, 'leval-pairwise', 2, 'Judge!', "
+                "'{question}', :now), (9, 'my-prompt', 1, 'Mine.', '{question}', :now)"),
+                {"now": "2026-01-02 03:04:05.000000"})
+
+        def prompts():
+            with db.engine.connect() as connection:
+                return connection.execute(text(
+                    "SELECT id, name, version, system_text FROM judge_prompts ORDER BY id")).all()
+
+        def score_count():
+            with db.engine.connect() as connection:
+                return connection.execute(text("SELECT COUNT(*) FROM scores")).scalar()
+
+        upgrade()
+        assert prompts() == [(7, "studio-pairwise", 1, "Judge."), (8, "studio-pairwise", 2, "Judge!"),
+                             (9, "my-prompt", 1, "Mine.")]
+        tables = set(inspect(db.engine).get_table_names())
+        assert {"rater_prompts", "llm_ratings"} <= tables and score_count() == 1
+        with db.engine.connect() as connection:
+            assert connection.execute(text("SELECT COUNT(*) FROM llm_ratings")).scalar() == 0
+        downgrade(revision="a6269316429d")
+        assert [name for _, name, _, _ in prompts()] == ["leval-pairwise", "leval-pairwise", "my-prompt"]
+        assert not {"rater_prompts", "llm_ratings"} & set(inspect(db.engine).get_table_names())
+        assert score_count() == 1
+        db.engine.dispose()
+
+
+BEFORE_SESSION_VERSIONS = "a04a56f377e6"
+
+
+def test_session_versions_arrive_on_a_database_with_scores(tmp_path):
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=BEFORE_STUDIES)
+        with db.engine.begin() as connection:
+            seed_before_studies(connection)
+        upgrade(revision=BEFORE_SESSION_VERSIONS)
+        upgrade()
+        with db.engine.connect() as connection:
+            q = lambda sql: connection.execute(text(sql)).all()  # noqa: E731
+            assert q("SELECT id, username, session_version FROM users ORDER BY id") == [(1, "ann", 0), (2, "bea", 0)]
+            assert q("SELECT count(*) FROM scores") == [(3,)] and q("SELECT count(*) FROM login_attempts") == [(0,)]
+        downgrade(revision=BEFORE_SESSION_VERSIONS)
+        with db.engine.connect() as connection:
+            assert connection.execute(text("SELECT username FROM users ORDER BY id")).scalars().all() == ["ann", "bea"]
+            assert "login_attempts" not in inspect(db.engine).get_table_names()
+        db.engine.dispose()
+
+
+BEFORE_LVEVAL = "541eb1da45da"
+
+
+def test_leaderboard_keys_and_lveval_items_arrive_on_a_database_with_data(tmp_path):
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=FIRST_SCHEMA)
+        with db.engine.begin() as connection:
+            seed_first_schema(connection)
+        upgrade()
+        with db.engine.connect() as connection:
+            row = connection.execute(text(
+                "SELECT name, context_window, input_tokens, retrieval, prompt_engineering, in_domain_data, parameters, "
+                "links, variant_of_id, variant_kind FROM systems")).one()
+            assert tuple(row) == ("model-a", None, None, None, None, None, "", "", None, "")
+            assert connection.execute(text("SELECT value FROM scores")).scalar() == 4
+            assert connection.execute(text("SELECT count(*) FROM lveval_items")).scalar() == 0
+        from app.models import LvevalItem, System
+
+        system = db.session.get(System, 1)
+        system.context_window, system.parameters = 32768, "6B"
+        db.session.add(LvevalItem(question_id=1, dataset="cmrc_mixup", level="16k", answers='["That."]'))
+        db.session.commit()
+        downgrade(revision=BEFORE_LVEVAL)
+        with db.engine.connect() as connection:
+            assert connection.execute(text("SELECT name FROM systems")).scalar() == "model-a"
+            assert "lveval_items" not in inspect(db.engine).get_table_names()
+        db.session.remove()
         db.engine.dispose()

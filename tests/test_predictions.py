@@ -226,7 +226,7 @@ def test_other_file_kinds_are_pointed_elsewhere(app, researcher, auth):
     reference = (Path(__file__).parent.parent / "data/demo/human_eval/demo.ref.jsonl").read_bytes()
     page = preview_page(researcher, batch_id(post_upload(researcher, auth, [
         ("lv.jsonl", lveval), ("demo.ref.jsonl", reference), ("empty.pred.jsonl", b"\n\n")])))
-    assert "an LV-Eval prediction file" in page and "python run.py eval FILE" in page
+    assert "unknown LV-Eval dataset in &#39;lv&#39;" in page
     assert "a human-eval reference file" in page and "the file has no JSON lines" in page
 
 

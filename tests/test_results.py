@@ -252,7 +252,8 @@ def test_metric_means_per_profile_and_length(scored_demo, client, auth):
 
 def test_judge_win_rates_as_a_dict_and_from_a_judge_run(scored_demo):
     with scored_demo.app_context():
-        names = sorted(db.session.scalars(select(System.name)))
+        # The systems humans scored (the demo's LV-Eval models have no human scores).
+        names = sorted(raw_system_means(raw_scores()))
         rates = {name: [{"judge_model": "gpt-4", "prompt_version": 1, "win_rate": 10.0 * i}] for i, name in enumerate(names)}
         data = analyse(S(), "all", win_rates=rates)
         row = next(r for r in data["correlations"] if r["metric"].startswith("Judge gpt-4"))

@@ -150,13 +150,13 @@ def test_jsonl_round_trip_into_a_fresh_database(app, runner, tmp_path, migrated_
         other_runner = other.test_cli_runner()
         result = run(other_runner, "import-annotations", str(first))
         assert result.exit_code == 0, result.output
-        assert "created inactive annotators: ann1, ann2, ann3" in result.output
+        assert "created active annotators (reset their passwords to hand them over): ann1, ann2, ann3" in result.output
         second = tmp_path / "second.jsonl"
         assert run(other_runner, "export", "--format", "jsonl", "--rounds", "all", "--out", str(second)).exit_code == 0
         assert ordered(read_jsonl(second)) == ordered(read_jsonl(first))
         with other.app_context():
             users = db.session.scalars(select(User).where(User.username.in_(["ann1", "ann2", "ann3"]))).all()
-            assert users and all(not user.active and user.role == "annotator" for user in users)
+            assert users and all(user.active and user.role == "annotator" for user in users)  # as exported
             statuses = dict(db.session.execute(select(AnnotationRound.number, AnnotationRound.status)
                                                .join(User, User.id == AnnotationRound.annotator_id)
                                                .where(User.username == "ann1")).all())

@@ -33,7 +33,7 @@ def test_annotator_lands_on_the_first_question(demo):
 def test_no_system_name_reaches_the_annotator(demo):
     """Render every annotator-facing response and look for any system name, anywhere."""
     names = system_names(demo)
-    assert len(names) == 4
+    assert len(names) == 8  # the four human-eval systems and the four LV-Eval demo models
     client, auth = signed_in(demo)
     token = auth.token()
     seen: list[str] = []

@@ -18,7 +18,6 @@ from werkzeug.routing import IntegerConverter, PathConverter
 
 import run
 from app import create_app
-from app.auth.ratelimit import FailureLimiter
 from app.cli import serve as serve_command
 from app.extensions import db
 from app.models import Document, Job, PredictionFile, Question, Study, System, User
@@ -310,17 +309,7 @@ def test_guessing_many_accounts_from_one_address_is_limited(app):
     assert login_from(app.test_client(), "10.0.2.2", "admin", PASSWORDS["admin"]).status_code == 302
 
 
-def test_the_limit_lifts_after_the_window(monkeypatch):
-    clock = [1000.0]
-    monkeypatch.setattr("app.auth.ratelimit.time.monotonic", lambda: clock[0])
-    limiter = FailureLimiter(limit=10, window_seconds=60)
-    for _ in range(10):
-        limiter.record_failure("user:x", "ip:1")
-    assert limiter.blocked("user:x") == pytest.approx(60)
-    clock[0] += 45
-    assert limiter.blocked("ip:1") == pytest.approx(15)
-    clock[0] += 15.01
-    assert limiter.blocked("user:x", "ip:1") == 0
+# The window, atomic counting, bounded storage and sharing by processes: tests/test_login_limits.py.
 
 
 # Static guards: no SQL from strings, no markup from data

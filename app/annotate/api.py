@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from flask import current_app, jsonify, request
 from flask_login import current_user
-from flask_wtf.csrf import CSRFError
 
 from ..services.annotation.documents import document_payload
 from ..services.annotation.scoring import ScoreError, save_from_request
@@ -14,13 +13,6 @@ DOCUMENT_MAX_AGE = 24 * 3600
 
 def _error(message: str, status: int, **extra):
     return jsonify(error=message, **extra), status
-
-
-@bp.errorhandler(CSRFError)
-def csrf_failed(exc: CSRFError):
-    if request.path.startswith("/annotate/api/"):
-        return _error("The page's security token is missing or stale. Reload the page.", 400, reload=True)
-    return exc
 
 
 def _json_body() -> object:

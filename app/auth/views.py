@@ -7,9 +7,8 @@ import math
 from flask import current_app, flash, redirect, render_template, request, url_for
 from flask_login import current_user, login_user, logout_user
 
-from ..extensions import db
-from ..models.base import utcnow
-from ..services.accounts import find_user
+from ..services.accounts import authenticate, end_sessions, prepare_sign_in, record_sign_in
+from ..services.login_limits import address_key, user_key
 from .blueprint import bp
 from .forms import LoginForm
 
@@ -31,32 +30,35 @@ def login():
     form = LoginForm()
     if form.validate_on_submit():
         username = form.username.data.strip()
-        keys = (f"user:{username.lower()}", f"ip:{request.remote_addr}")
+        address, name = address_key(request.remote_addr), user_key(username)
         limiter = current_app.extensions["login_limiter"]
-        wait = limiter.blocked(*keys)
+        # The attempt is counted before the password is checked: parallel guesses cannot exceed the limit.
+        wait = limiter.acquire(address, name)
         if wait:
             flash(f"Too many failed sign-ins. Try again in {math.ceil(wait)} seconds.", "error")
             response = current_app.make_response((render_template("auth/login.html", form=form), 429))
             response.headers["Retry-After"] = str(math.ceil(wait))
             return response
-        user = find_user(username)
-        if user is None or not user.check_password(form.password.data):
-            limiter.record_failure(*keys)
+        user = authenticate(username, form.password.data)
+        if user is None:
             flash("Wrong username or password.", "error")
             return render_template("auth/login.html", form=form), 401
-        limiter.reset(f"user:{username.lower()}")
+        limiter.succeeded(address, name)
         if not user.active:
             flash("This account is deactivated. Ask an admin to reactivate it.", "error")
             return render_template("auth/login.html", form=form), 403
         login_user(user)
-        user.last_login_at = utcnow()
-        db.session.commit()
+        record_sign_in(user)
         return redirect(_safe_next(request.args.get("next")))
+    prepare_sign_in()
     return render_template("auth/login.html", form=form)
 
 
 @bp.post("/logout")
 def logout():
+    """Sign out: every session of this account ends, including copies of this one's cookie."""
+    if current_user.is_authenticated:
+        end_sessions(current_user._get_current_object())
     logout_user()
     flash("You are signed out.", "info")
     return redirect(url_for("auth.login"))

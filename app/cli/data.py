@@ -73,7 +73,11 @@ def _print_report(report: ImportReport) -> None:
             click.echo(f"FAILED  {describe(item.error)}", err=True)
             continue
         c = item.counts
-        if item.format == "predictions":
+        if item.format == "lveval":
+            line = (f"ok      {item.file}: system {c['system']}, {c['rows']} rows, {c['questions_new']} new questions; "
+                    f"predictions {c['created']} new, {c['unchanged']} unchanged, {c['replaced']} replaced, "
+                    f"{c['conflicts']} conflicts")
+        elif item.format == "predictions":
             line = (f"ok      {item.file}: system {c['system']}, {item.rows} rows, {c['matched']} matched "
                     f"({c['created']} new, {c['unchanged']} unchanged, {c['replaced']} replaced, {c['conflicts']} conflicts), "
                     f"{c['unmatched']} unmatched")

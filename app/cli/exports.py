@@ -16,6 +16,8 @@ from ..services.exports import (
     annotators_with_scores,
     export_text,
     import_annotations,
+    leval_left_out,
+    left_out_note,
     write_leval_folder,
 )
 from ..metrics.files import describe
@@ -40,8 +42,12 @@ def export_command(fmt: str, out: Path, rounds: str, annotator: str | None, stud
     if fmt == "leval" and annotator is None:
         if str(out) == "-":
             raise click.UsageError("leval writes one file per annotator: give --annotator, or a folder as --out")
-        for path in write_leval_folder(out, study.id, annotators_with_scores(study.id)):
+        names = annotators_with_scores(study.id)
+        for name, path in zip(names, write_leval_folder(out, study.id, names)):
             click.echo(f"Wrote {path}")
+            note = left_out_note(leval_left_out(study.id, name))
+            if note:
+                click.echo(f"Warning: {path.name}: {note}", err=True)
         return
     try:
         text = export_text(fmt, study.id, rounds=rounds, annotator=annotator)
@@ -55,6 +61,10 @@ def export_command(fmt: str, out: Path, rounds: str, annotator: str | None, stud
     lines = text.count("\n") - (1 if fmt == "csv" else 0)  # csv: minus the header
     what = {"jsonl": f"{lines} scores", "csv": f"{lines} scores", "leval": f"{lines} documents"}.get(fmt, "one JSON object")
     click.echo(f"Wrote {out} ({fmt}: {what})", err=True)
+    if fmt == "leval":
+        note = left_out_note(leval_left_out(study.id, annotator))
+        if note:
+            click.echo(f"Warning: {out.name}: {note}", err=True)
 
 
 @click.command("import-annotations")
@@ -87,8 +97,12 @@ def _print_report(report: AnnotationImportReport) -> None:
         f"ok      {report.file} ({report.format}): {report.scores} scores: {report.created} new, "
         f"{report.unchanged} unchanged, {report.replaced} replaced, {report.conflicts} conflicts"
     )
-    if report.annotators_created:
-        click.echo(f"        created inactive annotators: {', '.join(report.annotators_created)}")
+    inactive = report.annotators_created_inactive
+    active = [name for name in report.annotators_created if name not in inactive]
+    if active:
+        click.echo(f"        created active annotators (reset their passwords to hand them over): {', '.join(active)}")
+    if inactive:
+        click.echo(f"        created inactive annotators: {', '.join(inactive)}")
     if report.rounds_created:
         click.echo(f"        created {report.rounds_created} annotation round(s)")
     if report.ignored_reference_scores:

@@ -2,15 +2,18 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 from flask.cli import with_appcontext
 
-from ..judge import price_for
+from ..judge import leval_statistics, price_for
+from ..judge.profiles import DEFAULT as DEFAULT_PROFILE, LEVAL, PROFILES as JUDGE_PROFILES
 from ..services.judge_runs import DEFAULT_SCOPE, SCOPES, PairError, PromptError, RunSpec, load_settings
 from ..services.judge_runs.pairs import JudgePair, build_pairs
-from ..services.judge_runs.prompt_versions import current_prompt, prompt_by_version
+from ..services.judge_runs.prompt_versions import current_prompt, ensure_profile_prompt, prompt_by_version
 from ..services.judge_runs.job import PreparedRun, execute, record_finished_run
+from ..services.judge_runs.leval_files import leval_file_run
 from ..services.judge_runs.sources import Side, match_sides, resolve_side
 from .database import upgrade_database
 
@@ -28,17 +31,37 @@ from .database import upgrade_database
               help="Which questions to take from a system named in the database.")
 @click.option("--prompt-version", type=click.IntRange(min=1), default=None, help="Prompt version [default: newest].")
 @click.option("--temperature", type=click.FloatRange(0, 2), default=0.0, show_default=True)
+@click.option("--profile", type=click.Choice(list(JUDGE_PROFILES)), default=DEFAULT_PROFILE, show_default=True,
+              help="leval: L-Eval's llm_eval.py exactly (its prompt, verdict rule, max_tokens, row selection, pairing "
+                   "and counting); default: LEval Studio's prompt and rules.")
 @click.option("--json", "as_json", is_flag=True, help="Print the counts, win rates and usage as JSON.")
 def judge_command(pred: str, battle: str, judge_model: str | None, concurrency: int, budget_usd: float | None,
-                  scope: str, prompt_version: int | None, temperature: float, as_json: bool) -> None:
+                  scope: str, prompt_version: int | None, temperature: float, profile: str, as_json: bool) -> None:
     """Judge PRED against the baseline in both orders and print the win rate.
 
     Pairs are matched by (query, gt); a repeated pair in a file is an error. Judgments are
     cached in the database, so running again makes no API call for pairs already judged.
+    With --profile leval two files are read and paired exactly as llm_eval.py does.
     """
     upgrade_database()
     settings = load_settings()
     model = judge_model or settings.model
+    if profile == LEVAL:
+        if prompt_version is not None or temperature != 0.0:
+            raise click.ClickException("the leval profile judges with L-Eval's prompt at temperature 0 only")
+        if Path(pred).is_file() and Path(battle).is_file():
+            try:
+                leval = leval_file_run(Path(pred), Path(battle), judge_model=model, settings=settings, scope=scope)
+            except PairError as exc:
+                raise click.ClickException(str(exc)) from None
+            for note in leval.notes:
+                click.echo(note, err=True)
+            if not leval.run.pairs:
+                raise click.ClickException("no row of the predictions has a query + gt in the battle file")
+            _check_budget(model, budget_usd, settings)
+            summary = _execute(leval.run, concurrency, budget_usd)
+            _report(leval.run, summary, None, as_json, names=(leval.pairing.system_name, leval.pairing.baseline_name))
+            return
     try:
         prompt = current_prompt() if prompt_version is None else prompt_by_version(prompt_version)
         system_side, baseline_side = resolve_side(pred, scope=scope), resolve_side(battle, scope=scope)
@@ -55,31 +78,58 @@ def judge_command(pred: str, battle: str, judge_model: str | None, concurrency: 
                    f"{baseline_side.label} have no counterpart and are not judged", err=True)
     if not pairs:
         raise click.ClickException(f"{system_side.label} and {baseline_side.label} share no (query, gt) pair")
-    if budget_usd is not None and price_for(model, settings.prices) is None:
-        raise click.ClickException(f"no price for {model!r}: add it to the price table to use --budget-usd")
+    _check_budget(model, budget_usd, settings)
+    if profile == LEVAL:
+        if system_side.system is None or baseline_side.system is None:
+            raise click.ClickException("the leval profile judges two files (as llm_eval.py) or two systems")
+        prompt = ensure_profile_prompt(LEVAL)
 
-    spec = RunSpec(system_side.label, baseline_side.label, model, prompt.id, temperature, scope)
-    canonical = _database_pairs(system_side, baseline_side, pairs, scope)
+    spec = RunSpec(system_side.label, baseline_side.label, model, prompt.id, temperature, scope, profile)
+    canonical = _database_pairs(system_side, baseline_side, pairs, scope, profile)
     if canonical is not None:
-        spec, pairs = RunSpec(spec.system, spec.baseline, model, prompt.id, temperature, canonical[0]), canonical[1]
+        spec, pairs = RunSpec(spec.system, spec.baseline, model, prompt.id, temperature, canonical[0], profile), \
+            canonical[1]
+    elif profile == LEVAL:
+        raise click.ClickException("the leval profile judges two systems on a whole scope; name the systems")
     run = PreparedRun(spec, prompt, pairs, settings,
                       system_side.system.id if system_side.system else None,
                       baseline_side.system.id if baseline_side.system else None)
-    try:
-        summary = execute(run, concurrency=concurrency, budget_usd=budget_usd)
-    except ValueError as exc:  # no key and no base URL, or a budget without a price
-        raise click.ClickException(str(exc)) from None
+    summary = _execute(run, concurrency, budget_usd)
     job = None
     if canonical is not None:
         job = record_finished_run(run, summary, concurrency=concurrency, budget_usd=budget_usd)
+    _report(run, summary, job.id if job else None, as_json, names=(spec.system, spec.baseline))
+
+
+def _check_budget(model: str, budget_usd: float | None, settings) -> None:
+    if budget_usd is not None and price_for(model, settings.prices) is None:
+        raise click.ClickException(f"no price for {model!r}: add it to the price table to use --budget-usd")
+
+
+def _execute(run: PreparedRun, concurrency: int, budget_usd: float | None):
+    try:
+        return execute(run, concurrency=concurrency, budget_usd=budget_usd)
+    except ValueError as exc:  # no key and no base URL, or a budget without a price
+        raise click.ClickException(str(exc)) from None
+
+
+def _report(run: PreparedRun, summary, job_id: int | None, as_json: bool, *, names: tuple[str, str]) -> None:
+    """Print the run; every number carries its profile. Under leval, also llm_eval.py's own counts by name."""
+    profile = run.spec.judge_profile
+    data = {**summary.to_cli_json(), "profile": profile.name}
+    if profile.name == LEVAL:
+        statistics, rates = leval_statistics(summary.results, *names)
+        data["leval"] = {"statistics": statistics, "win_rates": rates}
+        if names[0] == names[1] and names[0] in rates:
+            data["win_rate"] = rates[names[0]]  # one name on both sides: llm_eval.py counts every win for it
     if as_json:
-        click.echo(json.dumps(summary.to_cli_json()))
+        click.echo(json.dumps(data))
         return
-    _print_summary(run, summary, job.id if job else None)
+    _print_summary(run, summary, job_id, data)
 
 
-def _database_pairs(system: Side, baseline: Side, pairs: list[JudgePair], preferred: str
-                    ) -> tuple[str, list[JudgePair]] | None:
+def _database_pairs(system: Side, baseline: Side, pairs: list[JudgePair], preferred: str,
+                    profile: str = DEFAULT_PROFILE) -> tuple[str, list[JudgePair]] | None:
     """Return (scope, pairs) when the run is exactly a database run of the two systems, else None.
 
     Only such runs are recorded as judge jobs: their win rate is then recomputed from the
@@ -89,7 +139,9 @@ def _database_pairs(system: Side, baseline: Side, pairs: list[JudgePair], prefer
         return None
     wanted = {_signature(p) for p in pairs}
     for scope in dict.fromkeys([preferred, *SCOPES]):
-        candidate = build_pairs(system.system, baseline.system, scope)
+        candidate = build_pairs(system.system, baseline.system, scope, profile)
+        if profile == LEVAL and scope == preferred:
+            return scope, candidate  # leval selects rows itself: the named scope as it selects it
         if len(candidate) == len(pairs) and {_signature(p) for p in candidate} == wanted:
             return scope, candidate
     return None
@@ -104,13 +156,18 @@ def _percent(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1f}%"
 
 
-def _print_summary(run: PreparedRun, summary, job_id: int | None) -> None:
+def _print_summary(run: PreparedRun, summary, job_id: int | None, data: dict) -> None:
     agg = summary.aggregate()
     spec = run.spec
     click.echo(f"{spec.system} vs {spec.baseline}: {len(run.pairs)} pairs in both orders; judge {spec.judge_model}, "
-               f"prompt {run.prompt.name} v{run.prompt.version}, temperature {spec.temperature:g}")
-    click.echo(f"L-Eval win rate:   {_percent(agg.win_rate)}  (wins {agg.wins}, losses {agg.losses}, ties {agg.ties}; "
-               f"{agg.errors} errors dropped)")
+               f"profile {spec.judge_profile.label}, prompt {run.prompt.name} v{run.prompt.version}, "
+               f"temperature {spec.temperature:g}")
+    click.echo(f"L-Eval win rate:   {_percent(data['win_rate'])}  (wins {agg.wins}, losses {agg.losses}, "
+               f"ties {agg.ties}; {agg.errors} errors dropped)")
+    if "leval" in data:
+        counts = ", ".join(f"{name} {count}" for name, count in data["leval"]["statistics"].items())
+        rates = ", ".join(f"{name} {_percent(rate)}" for name, rate in data["leval"]["win_rates"].items())
+        click.echo(f"llm_eval.py counts: {counts}; win rates: {rates or 'none'}")
     consistency = "n/a" if agg.consistency is None else f"{100 * agg.consistency:.1f}%"
     click.echo(f"FastChat win rate: {_percent(agg.win_rate_fastchat)}  ({agg.inconsistent} inconsistent pairs "
                f"counted as ties; position consistency {consistency})")

@@ -10,7 +10,7 @@ from flask import Flask, current_app
 from ..services import demo
 from ..services.accounts import ensure_admin
 from ..services.jobs.worker import run_worker, start_workers
-from .database import upgrade_database
+from .database import open_database
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 5000
@@ -22,8 +22,8 @@ def demo_wanted(no_demo: bool) -> bool:
 
 
 def bootstrap(*, load_demo: bool = True) -> None:
-    """Upgrade the schema; load the demo only into an empty database; create the first admin."""
-    upgrade_database()
+    """Upgrade the schema (or stop on a damaged database); load the demo only into an empty one; create the first admin."""
+    open_database()
     check_migrated_studies()
     if load_demo and demo.database_is_empty():
         click.echo("Empty database: loading the demo data set…")
@@ -98,7 +98,7 @@ def serve(host: str, port: int, debug: bool, threads: int, workers: int | None, 
 @with_appcontext
 def worker(workers: int | None) -> None:
     """Run job workers on their own, without the web server."""
-    upgrade_database()
+    open_database()
     app = current_app._get_current_object()
     count = max(app.config["LEVAL_WORKERS"] if workers is None else workers, 1)
     click.echo(f"Running {count} job worker(s); Ctrl+C stops.", err=True)

@@ -62,7 +62,8 @@ def list_command(as_json: bool) -> None:
 @with_appcontext
 @click.argument("name")
 @click.option("--questions", default="human_eval", show_default=True,
-              help="human_eval, demo, task:<name> or ids:<id,id,…>.")
+              help="human_eval, demo, gpt4, gpt35, authored (researchers' new pairs), task:<name>, "
+              "auto:<name>, study:<id or name> or ids:<id,id,…>.")
 @click.option("--systems", default=None, help="Comma-separated system names (default: every system answering).")
 @click.option("--annotators", default=None, help="Comma-separated usernames (default: every account may score).")
 @click.option("--overlap", type=click.IntRange(min=1), default=None, help="Annotators per answer (default: all).")

@@ -2,22 +2,22 @@ from __future__ import annotations
 
 from flask import jsonify, redirect, render_template, url_for
 from flask_login import current_user
-from sqlalchemy import text
 
-from ..extensions import db
+from ..errors import RETRY_AFTER_SECONDS
 from ..services import summary
+from ..services.health import check_storage
 from .blueprint import bp
 
 
 @bp.get("/healthz")
 def healthz():
-    """Report liveness and whether the database answers; needs no sign-in."""
-    try:
-        db.session.execute(text("SELECT 1"))
+    """Report whether the storage can be read and written and is intact (503 if not); needs no sign-in."""
+    health = check_storage()
+    if health.ok:
         return jsonify(status="ok", db="ok")
-    except Exception as exc:  # any DB failure means "degraded", never a 500 here
-        db.session.rollback()
-        return jsonify(status="degraded", db=f"error: {type(exc).__name__}"), 503
+    response = jsonify(status="degraded", db=f"error: {health.kind}: {health.problem}", retryable=True)
+    response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response, 503
 
 
 @bp.get("/")

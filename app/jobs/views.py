@@ -5,6 +5,7 @@ from sqlalchemy import select
 
 from ..extensions import db
 from ..models import Job
+from ..routing import comma_ids
 from ..security import staff_required
 from ..services.jobs import cancel_job, job_as_dict, resume_job
 from .blueprint import bp
@@ -35,7 +36,7 @@ def detail(job_id: int):
 @bp.get("/api")
 @staff_required
 def api_list():
-    ids = [int(i) for i in request.args.get("ids", "").split(",") if i.strip().isdigit()]
+    ids = comma_ids(request.args.get("ids"))
     stmt = select(Job).order_by(Job.id.desc())
     stmt = stmt.where(Job.id.in_(ids)) if ids else stmt.limit(PAGE_SIZE)
     return jsonify(jobs=[job_as_dict(job) for job in db.session.scalars(stmt)])

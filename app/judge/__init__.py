@@ -10,6 +10,7 @@ from .aggregate import (
     count_outcomes,
     fastchat_pair_outcomes,
     fastchat_win_rate,
+    leval_statistics,
     leval_win_rate,
     position_consistency,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "estimate",
     "fastchat_pair_outcomes",
     "fastchat_win_rate",
+    "leval_statistics",
     "leval_win_rate",
     "make_client",
     "mask_api_key",

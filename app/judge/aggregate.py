@@ -172,3 +172,23 @@ def aggregate(
         pairs=len({v.pair_id for v in verdicts}),
         complete_pairs=complete,
     )
+
+
+def leval_statistics(verdicts: Iterable[JudgedVerdict], system_name: str, baseline_name: str
+                     ) -> tuple[dict[str, int], dict[str, float]]:
+    """Count as llm_eval.py does: {"tie", "error", <each winning model name>} and its win rates in %.
+
+    Wins are counted by model name, so two sides with the same name share one count. Errors are
+    dropped; a name's rate is (its wins + ties / 2) / (all wins + ties), for every name that won
+    at least once (as upstream prints them).
+    """
+    statistics: dict[str, int] = {"tie": 0, "error": 0}
+    names = {"win": system_name, "loss": baseline_name, "tie": "tie", "error": "error"}
+    for judged in verdicts:
+        name = names[system_outcome(judged.order, judged.verdict)]
+        statistics[name] = statistics.get(name, 0) + 1
+    counted = {name: count for name, count in statistics.items() if name != "error"}
+    total = sum(counted.values())
+    half_ties = 0.5 * counted.pop("tie")
+    rates = {name: 100.0 * (half_ties + wins) / total for name, wins in counted.items()}
+    return statistics, rates

@@ -5,6 +5,7 @@ from collections.abc import Iterable
 
 from ..llm.pricing import DEFAULT_COMPLETION_TOKENS_PER_CALL, CostEstimate, PriceTable, estimate_calls
 from .cache import JudgeCache, cache_key
+from .profiles import DEFAULT, PROFILES, JudgeProfile
 from .prompt import ORDERS, PairItem, PromptTemplate, answers_in_order, render
 
 
@@ -18,15 +19,19 @@ def estimate(
     cache: JudgeCache | None = None,
     prompt_key: str | int | None = None,
     temperature: float = 0.0,
+    profile: JudgeProfile = PROFILES[DEFAULT],
 ) -> CostEstimate:
     """Estimate API calls, tokens and cost of judging `pairs` in both orders.
 
-    With `cache`, calls already cached are counted as cached, not as calls.
+    With `cache`, calls already cached are counted as cached, not as calls; pairs the profile
+    ties without a call cost nothing.
     """
-    prompt_version = template.fingerprint() if prompt_key is None else prompt_key
+    prompt_version = profile.prompt_key(template) if prompt_key is None else prompt_key
     prompts: list[list[dict[str, str]]] = []
     cached = 0
     for item in pairs:
+        if profile.skips(item):
+            continue
         for order in ORDERS:
             answer_a, answer_b = answers_in_order(item, order)
             if cache is not None:

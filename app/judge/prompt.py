@@ -16,7 +16,9 @@ Order = Literal["AB", "BA"]
 ORDERS: tuple[Order, Order] = ("AB", "BA")
 
 PLACEHOLDERS: tuple[str, ...] = ("question", "reference", "answer_a", "answer_b")
-_PLACEHOLDER_PATTERN = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
+# L-Eval's own template calls the reference {ref_answer}; both names are accepted.
+PLACEHOLDER_ALIASES = {"ref_answer": "reference"}
+_PLACEHOLDER_PATTERN = re.compile(r"\{(" + "|".join((*PLACEHOLDERS, *PLACEHOLDER_ALIASES)) + r")\}")
 
 # L-Eval's length-bias instruction, quoted word for word as the issue and L-Eval's README give it.
 LEVAL_INSTRUCTION = (
@@ -91,7 +93,7 @@ class PromptTemplate:
 
 
 DEFAULT_TEMPLATE = PromptTemplate(
-    name="leval-pairwise",
+    name="studio-pairwise",  # LEval Studio's own prompt; L-Eval's is profiles.LEVAL_TEMPLATE
     version=1,
     system=DEFAULT_SYSTEM_PROMPT,
     user_template=DEFAULT_USER_TEMPLATE,
@@ -100,7 +102,7 @@ DEFAULT_TEMPLATE = PromptTemplate(
 
 def validate_template(template: PromptTemplate) -> None:
     """Raise ValueError unless the template can be rendered and asks for a verdict."""
-    found = set(_PLACEHOLDER_PATTERN.findall(template.user_template))
+    found = {PLACEHOLDER_ALIASES.get(name, name) for name in _PLACEHOLDER_PATTERN.findall(template.user_template)}
     missing = [name for name in PLACEHOLDERS if name not in found]
     if missing:
         raise ValueError(f"user template lacks placeholders: {', '.join('{' + m + '}' for m in missing)}")
@@ -126,7 +128,8 @@ def render(
     values = {"question": question, "reference": reference, "answer_a": answer_a, "answer_b": answer_b}
     # One regex pass rather than str.format: user templates may contain other braces,
     # and an answer that happens to contain "{answer_b}" must not be substituted again.
-    user = _PLACEHOLDER_PATTERN.sub(lambda match: str(values[match.group(1)]), template.user_template)
+    user = _PLACEHOLDER_PATTERN.sub(
+        lambda match: str(values[PLACEHOLDER_ALIASES.get(match.group(1), match.group(1))]), template.user_template)
     return [{"role": "system", "content": template.system}, {"role": "user", "content": user}]
 
 

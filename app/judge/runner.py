@@ -8,13 +8,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..llm.batch import DEFAULT_CONCURRENCY, Call, Reply, Usage, run_calls
+from ..llm.batch import DEFAULT_CONCURRENCY, Call, Reply, Usage, UsageLedger, run_calls
 from ..llm.client import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, make_client, mask_api_key
 from ..llm.pricing import PriceTable
 from .aggregate import Aggregation, aggregate
 from .cache import JudgeCache, cache_key
+from .profiles import DEFAULT, PROFILES, JudgeProfile
 from .prompt import ORDERS, PairItem, PromptTemplate, answers_in_order, render
-from .verdict import JudgmentResult, parse_verdict
+from .verdict import JudgmentResult
 
 if TYPE_CHECKING:
     import openai
@@ -24,6 +25,7 @@ __all__ = [
     "run_judgments",
 ]
 NO_VERDICT = "no verdict token ([[A]], [[B]] or [[C]]) in the reply"
+IDENTICAL_NOTE = "(no call: the two answers are identical once whitespace is folded, a tie in both orders)"
 
 
 @dataclass
@@ -63,10 +65,6 @@ def _check_items(items: list[PairItem]) -> None:
         seen.add(item.pair_id)
 
 
-def _no_verdict(reply: str) -> str | None:
-    return None if parse_verdict(reply) else NO_VERDICT
-
-
 def run_judgments(
     client: "openai.OpenAI",
     items: Iterable[PairItem],
@@ -82,6 +80,8 @@ def run_judgments(
     on_result: Callable[[JudgmentResult], None] | None = None,
     prompt_key: str | int | None = None,
     max_tokens: int | None = None,
+    profile: JudgeProfile = PROFILES[DEFAULT],
+    ledger: UsageLedger | None = None,
 ) -> RunSummary:
     """Judge every item in both orders, cache first, and return what was done.
 
@@ -90,11 +90,19 @@ def run_judgments(
     them. Once the spent cost reaches `budget_usd` no new call is launched (calls already
     in flight finish, so the cap can be overshot by at most concurrency - 1 calls); cached
     pairs are still reported. Setting `cancel` stops launching anything new.
-    `prompt_key` identifies the prompt version in cache keys (default: its fingerprint).
+    `prompt_key` identifies the prompt version in cache keys (default: the profile's key for it).
+    The `profile` reads the verdicts, sets max_tokens and n, and may tie identical answers
+    without a call (such ties are stored in the cache like any judgment).
+    `ledger` records each call's usage durably before it is sent (see app.llm.batch.run_calls).
     """
     items = list(items)
     _check_items(items)
-    prompt_version = template.fingerprint() if prompt_key is None else prompt_key
+    prompt_version = profile.prompt_key(template) if prompt_key is None else prompt_key
+    if max_tokens is None:
+        max_tokens = profile.max_tokens
+
+    def no_verdict(reply: str) -> str | None:
+        return None if profile.parse(reply) else NO_VERDICT
     results: list[JudgmentResult] = []
 
     def emit(result: JudgmentResult) -> None:
@@ -107,7 +115,16 @@ def run_judgments(
             for order in ORDERS:
                 answer_a, answer_b = answers_in_order(item, order)
                 key = cache_key(model, prompt_version, item.question, item.reference, answer_a, answer_b, temperature)
-                yield Call(key, render(template, item.question, item.reference, answer_a, answer_b), (item, order))
+                call = Call(key, render(template, item.question, item.reference, answer_a, answer_b), (item, order))
+                if profile.skips(item):
+                    # Stored like a judgment, so reports and exports find it; it costs nothing to redo.
+                    tie = JudgmentResult(pair_id=item.pair_id, order=order, verdict="C", raw_reply=IDENTICAL_NOTE,
+                                         prompt_tokens=0, completion_tokens=0, latency_ms=0.0, error=None,
+                                         model=model, cache_key=key, no_call=True)
+                    cache.put(key, tie)
+                    emit(tie)
+                    continue
+                yield call
 
     def from_cache(call: Call) -> bool:
         hit = cache.get(call.key)
@@ -120,7 +137,7 @@ def run_judgments(
     def on_reply(call: Call, reply: Reply, reused: bool) -> None:
         item, order = call.tag
         result = JudgmentResult(
-            pair_id=item.pair_id, order=order, verdict=parse_verdict(reply.text) if reply.ok else None,
+            pair_id=item.pair_id, order=order, verdict=profile.parse(reply.text) if reply.ok else None,
             raw_reply=reply.text, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
             latency_ms=reply.latency_ms, error=reply.error, model=model, cache_key=call.key,
             cached=reused and reply.ok,
@@ -129,10 +146,11 @@ def run_judgments(
             cache.put(call.key, result)
         emit(result)
 
-    usage = run_calls(client, calls(), model=model, on_reply=on_reply, from_cache=from_cache, check=_no_verdict,
-                      temperature=temperature, max_tokens=max_tokens, concurrency=concurrency,
-                      budget_usd=budget_usd, prices=prices, cancel=cancel)
+    usage = run_calls(client, calls(), model=model, on_reply=on_reply, from_cache=from_cache, check=no_verdict,
+                      temperature=temperature, max_tokens=max_tokens, n=profile.n, concurrency=concurrency,
+                      budget_usd=budget_usd, prices=prices, cancel=cancel, ledger=ledger)
     summary = RunSummary(**vars(usage), results=results)
+    summary.cached = sum(result.cached for result in results)
     summary.errors = sum(not result.ok for result in results)
     # Whatever was neither judged nor found in the cache is left for a later run.
     summary.skipped = 2 * len(items) - len(results)

@@ -24,6 +24,20 @@ def parse_verdict(reply: str | None) -> Verdict | None:
     return matches[-1] if matches else None  # type: ignore[return-value]
 
 
+def parse_verdict_leval(reply: str | None) -> Verdict | None:
+    """Read the verdict as L-Eval's llm_eval.py does: "[[A]]" anywhere, else "[[B]]", else "[[C]]".
+
+    Exact substrings, tested in that order: "[[ B ]]" is no verdict, and a reply quoting the
+    format before its final "[[B]]" reads as A.
+    """
+    if not reply:
+        return None
+    for token, verdict in (("[[A]]", "A"), ("[[B]]", "B"), ("[[C]]", "C")):
+        if token in reply:
+            return verdict  # type: ignore[return-value]
+    return None
+
+
 def system_outcome(order: Order, verdict: Verdict | None) -> Outcome:
     """Return the outcome for the system under test, which is A in order "AB" and B in "BA"."""
     if order not in ("AB", "BA"):
@@ -51,6 +65,7 @@ class JudgmentResult:
     model: str
     cache_key: str
     cached: bool = False
+    no_call: bool = False  # decided by a rule without calling the judge (identical answers)
 
     @property
     def ok(self) -> bool:

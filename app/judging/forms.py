@@ -5,6 +5,7 @@ from wtforms import (
 )
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional
 
+from ..judge.profiles import DEFAULT as DEFAULT_PROFILE, PROFILES as JUDGE_PROFILES
 from ..judge.runner import DEFAULT_CONCURRENCY
 from ..services.judge_runs.pairs import DEFAULT_SCOPE, SCOPES
 from ..services.judge_runs.settings import MAX_CONCURRENCY
@@ -15,6 +16,8 @@ class LaunchForm(FlaskForm):
     baseline = SelectField("Baseline", validators=[DataRequired()])
     scope = SelectField("Questions", choices=[SelectChoice(k, v) for k, v in SCOPES.items()], default=DEFAULT_SCOPE)
     judge_model = StringField("Judge model", validators=[DataRequired(), Length(max=120)])
+    profile = SelectField("Profile", choices=[SelectChoice(k, p.label) for k, p in JUDGE_PROFILES.items()],
+                          default=DEFAULT_PROFILE)
     prompt_id = SelectField("Prompt version", coerce=int)
     temperature = FloatField("Temperature", default=0.0, validators=[InputRequired(), NumberRange(0, 2)])
     concurrency = IntegerField("Concurrency", default=DEFAULT_CONCURRENCY,
@@ -40,3 +43,15 @@ class PromptForm(FlaskForm):
     system_text = TextAreaField("System message", validators=[DataRequired()])
     user_template = TextAreaField("User message template", validators=[DataRequired()])
     submit = SubmitField("Save as a new version")
+
+
+class RaterForm(FlaskForm):
+    study_id = SelectField("Study", coerce=int)
+    rater_model = StringField("Rater model", validators=[DataRequired(), Length(max=120)])
+    prompt_id = SelectField("Prompt version", coerce=int)
+    temperature = FloatField("Temperature", default=0.0, validators=[InputRequired(), NumberRange(0, 2)])
+    concurrency = IntegerField("Concurrency", default=DEFAULT_CONCURRENCY,
+                               validators=[DataRequired(), NumberRange(1, MAX_CONCURRENCY)])
+    budget_usd = FloatField("Budget (USD)", validators=[Optional(), NumberRange(min=0.0001)])
+    estimate = SubmitField("Estimate (dry run)")
+    launch = SubmitField("Rate every answer")

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from flask import abort, flash, jsonify, redirect, render_template, request, url_for
 from flask_login import current_user
+from markupsafe import Markup
 from sqlalchemy import select
 from wtforms import SelectChoice
 
@@ -15,8 +16,10 @@ from ..services.judge_runs import (
     current_prompt, default_baseline, dry_run, judge_jobs, launch, list_prompts, load_settings, run_report,
     save_settings, win_rates,
 )
-from ..services.judge_runs.prompt_versions import get_prompt
-from ..services.judge_runs.settings import prices_as_json, stored_values
+from ..judge.profiles import DIFFERENCES, PROFILES as JUDGE_PROFILES, SHARED_DEVIATIONS, get_profile
+from ..services.judge_runs.prompt_versions import ensure_profile_prompt, get_prompt, is_fixed
+from ..services.judge_runs.settings import EndpointChangeNotAllowed, prices_as_json, stored_values
+from ..services.judge_runs.bias import ALL_TASKS, run_bias
 from .blueprint import bp
 from .forms import LaunchForm, PromptForm, SettingsForm
 
@@ -44,8 +47,12 @@ def _launch_form() -> LaunchForm:
 
 
 def _spec(form: LaunchForm) -> RunSpec:
+    profile = form.profile.data
+    # A profile with its own prompt (leval: L-Eval's, verbatim) judges with it whatever version is selected.
+    prompt_id = ensure_profile_prompt(profile).id if get_profile(profile).template is not None else form.prompt_id.data
     return RunSpec(system=form.system.data, baseline=form.baseline.data, judge_model=form.judge_model.data.strip(),
-                   prompt_id=form.prompt_id.data, temperature=float(form.temperature.data), scope=form.scope.data)
+                   prompt_id=prompt_id, temperature=float(form.temperature.data), scope=form.scope.data,
+                   profile=profile)
 
 
 @bp.route("/", methods=["GET", "POST"])
@@ -72,7 +79,8 @@ def index():
     jobs = judge_jobs(limit=RUNS_SHOWN)
     prompts = {p.id: p for p in db.session.scalars(select(JudgePrompt))}
     return render_template("judging/index.html", form=form, estimate=estimate, jobs=jobs, prompts=prompts,
-                           scopes=SCOPES, settings=load_settings())
+                           scopes=SCOPES, settings=load_settings(), profiles=JUDGE_PROFILES, differences=DIFFERENCES,
+                           shared_deviations=SHARED_DEVIATIONS)
 
 
 @bp.get("/runs/<int:job_id>")
@@ -89,7 +97,24 @@ def run(job_id: int):
         problem = str(exc)
     stale = report is not None and report.fingerprint != job.params.get("fingerprint")
     return render_template("judging/run.html", job=job, spec=spec, report=report, problem=problem, stale=stale,
-                           result=job.result or {}, scopes=SCOPES, settings=load_settings())
+                           result=job.result or {}, scopes=SCOPES, settings=load_settings(),
+                           profile=spec.judge_profile)
+
+
+@bp.get("/runs/<int:job_id>/bias")
+@staff_required
+def bias(job_id: int):
+    job = db.session.get(Job, job_id)
+    if job is None or job.kind != JOB_KIND:
+        abort(404)
+    spec = RunSpec.from_params(job.params)
+    try:
+        probes = run_bias(spec)
+    except PairError as exc:
+        return render_template("judging/bias.html", job=job, spec=spec, probes=None, problem=str(exc),
+                               profile=spec.judge_profile)
+    return render_template("judging/bias.html", job=job, spec=spec, probes=probes, problem=None,
+                           profile=spec.judge_profile, charts=bias_charts(probes), all_tasks_label=ALL_TASKS)
 
 
 @bp.get("/win-rates.json")
@@ -106,16 +131,23 @@ def settings():
     form = SettingsForm()
     form.baseline.choices = [SelectChoice("", "turbo-16k-0613 when imported"),
                              *(SelectChoice(n) for n in _system_names())]
+    is_admin = current_user.role == "admin"
+    status = 200
     if form.validate_on_submit():
         try:
-            save_settings(base_url=form.base_url.data or "", api_key=form.api_key.data or None,
-                          clear_api_key=form.clear_api_key.data, model=form.model.data or "",
-                          baseline=form.baseline.data or "", max_retries=form.max_retries.data,
-                          timeout_s=form.timeout_s.data, prices_json=form.prices.data)
+            key_removed = save_settings(
+                base_url=(form.base_url.data or "") if "base_url" in request.form else None,
+                api_key=form.api_key.data or None, clear_api_key=form.clear_api_key.data,
+                model=form.model.data or "", baseline=form.baseline.data or "", max_retries=form.max_retries.data,
+                timeout_s=form.timeout_s.data, prices_json=form.prices.data, may_change_endpoint=is_admin)
         except SettingsError as exc:
             flash(str(exc), "error")
+            status = 403 if isinstance(exc, EndpointChangeNotAllowed) else 400
         else:
             flash("Judge settings saved.", "info")
+            if key_removed:
+                flash("The saved API key was removed because the base URL changed: enter the key again "
+                      "to use it with the new address.", "warning")
             return redirect(url_for("judging.settings"))
     elif form.is_submitted():
         flash("Check the highlighted fields.", "error")
@@ -127,14 +159,15 @@ def settings():
         form.max_retries.data = current.max_retries
         form.timeout_s.data = current.timeout_s
         form.prices.data = prices_as_json(current.prices)
-    return render_template("judging/settings.html", form=form, settings=current)
+    return render_template("judging/settings.html", form=form, settings=current, is_admin=is_admin), status
 
 
 @bp.get("/prompts")
 @staff_required
 def prompts():
     return render_template("judging/prompts.html", prompts=list_prompts(), instruction=LEVAL_INSTRUCTION,
-                           current=current_prompt())
+                           current=current_prompt(),
+                           fixed_names={p.template.name for p in JUDGE_PROFILES.values() if p.template is not None})
 
 
 @bp.route("/prompts/<int:prompt_id>", methods=["GET", "POST"])
@@ -157,4 +190,28 @@ def prompt(prompt_id: int):
         form.system_text.data = base.system_text
         form.user_template.data = base.user_template
     return render_template("judging/prompt.html", prompt=base, form=form, instruction=LEVAL_INSTRUCTION,
-                           has_instruction=LEVAL_INSTRUCTION in base.system_text + base.user_template)
+                           has_instruction=LEVAL_INSTRUCTION in base.system_text + base.user_template,
+                           fixed=is_fixed(base))
+
+
+def bias_charts(probes) -> dict[str, Markup]:
+    """Server-rendered SVG: P(longer wins) and the length-controlled win rate per task, with intervals.
+
+    The chart function escapes every label itself, so its output is marked safe here, never in a template.
+    """
+    from ..charts import mean_ci_chart
+
+    rows = [(ALL_TASKS, probes.overall), *probes.by_task.items()]
+
+    def pct(value):
+        return None if value is None else 100.0 * value
+
+    longer = [(task, pct(p.longer_wins.share), pct(p.longer_wins.low), pct(p.longer_wins.high)) for task, p in rows]
+    controlled = [(task, p.length_controlled.lc_win_rate, p.length_controlled.ci_low, p.length_controlled.ci_high)
+                  for task, p in rows]
+    return {
+        "longer": Markup(mean_ci_chart(longer, "P(longer answer wins) among decided pairs, % with 95% Wilson interval",
+                                       value_range=(0, 100), identifier="bias-longer")),
+        "lc": Markup(mean_ci_chart(controlled, "Length-controlled win rate, % with 95% bootstrap interval",
+                                   value_range=(0, 100), identifier="bias-lc")),
+    }

@@ -1,7 +1,7 @@
 """The metric leaderboard (one row per system, or per task) and the per-question drill-down."""
 from __future__ import annotations
 
-from flask import abort, jsonify, render_template, request
+from flask import abort, flash, jsonify, redirect, render_template, request, url_for
 
 from ..extensions import db
 from ..metrics import METRIC_KEYS, PROFILES, QUIRKS
@@ -13,6 +13,8 @@ from ..services.metric_scores.leaderboard import (
     system_tasks, task_matrix,
 )
 from ..results.params import profile_arg
+from ..services.lveval.tab import lveval_json, lveval_tab
+from ..services.system_keys import save_system_card, system_card
 from .blueprint import bp
 
 PROFILE_NOTES = {
@@ -20,6 +22,7 @@ PROFILE_NOTES = {
     "fixed": "corrects the reference scripts' quirks",
 }
 SORTS = LEADERBOARD_METRICS + ("judge", "system")
+L_EVAL_METRICS = tuple(m for m in METRIC_KEYS if m != "lveval")  # LV-Eval has its own tab and page
 
 
 def _common(profile: str) -> dict:
@@ -31,12 +34,16 @@ def _common(profile: str) -> dict:
 @staff_required
 def index():
     profile = profile_arg()
+    if request.args.get("view") == "lveval":
+        tab = lveval_tab(profile)
+        return render_template("leaderboard/lveval.html", systems=tab.systems, levels=tab.levels, curves=tab.curves,
+                               view="lveval", **_common(profile))
     if request.args.get("view") == "tasks":
         metric = request.args.get("metric", "primary")
-        if metric != "primary" and metric not in METRIC_KEYS:
+        if metric != "primary" and metric not in L_EVAL_METRICS:
             metric = "primary"
         return render_template("leaderboard/tasks.html", matrix=task_matrix(profile, metric), metric=metric,
-                               metric_choices=("primary",) + METRIC_KEYS, primary_order=PRIMARY_ORDER,
+                               metric_choices=("primary",) + L_EVAL_METRICS, primary_order=PRIMARY_ORDER,
                                view="tasks", **_common(profile))
     sort = request.args.get("sort", "exact_match")
     sort = sort if sort in SORTS else "exact_match"
@@ -53,11 +60,11 @@ def as_json():
     profile = profile_arg()
     rows = leaderboard_rows(profile, "system")
     return jsonify(profile=profile, scale="0-100 (lengths in words)", systems=[
-        {"system": row.system, "predictions": row.predictions, "profile": profile,
+        {"system": row.system, "predictions": row.predictions, "profile": profile, "keys": row.keys,
          "metrics": {m: {"value": v, "n": n, "tasks": row.tasks.get(m)} for m, (v, n) in row.values.items()},
          "judge": row.judge}
         for row in rows
-    ])
+    ], lveval=lveval_json(profile))
 
 
 @bp.get("/systems/<int:system_id>")
@@ -66,7 +73,27 @@ def system(system_id: int):
     profile = profile_arg()
     system = db.get_or_404(System, system_id)
     return render_template("leaderboard/system.html", system=system, tasks=system_tasks(system.id, profile),
-                           metrics=METRIC_KEYS, **_common(profile))
+                           metrics=L_EVAL_METRICS, card=system_card(system), form={}, errors={},
+                           lveval=_lveval_of(system, profile), **_common(profile))
+
+
+def _lveval_of(system: System, profile: str) -> dict | None:
+    return next((entry for entry in lveval_json(profile) if entry["system"] == system.name), None)
+
+
+@bp.post("/systems/<int:system_id>/keys")
+@staff_required
+def save_keys(system_id: int):
+    """Save the system's leaderboard keys and LV-Eval ablation tag; errors re-show the form with what was typed."""
+    profile = profile_arg()
+    system = db.get_or_404(System, system_id)
+    errors = save_system_card(system, request.form)
+    if errors:
+        return render_template("leaderboard/system.html", system=system, tasks=system_tasks(system.id, profile),
+                               metrics=L_EVAL_METRICS, card=system_card(system), form=request.form, errors=errors,
+                               lveval=_lveval_of(system, profile), **_common(profile)), 400
+    flash(f"Saved the leaderboard keys of {system.name}.", "success")
+    return redirect(url_for("leaderboard.system", system_id=system.id, profile=profile))
 
 
 @bp.get("/systems/<int:system_id>/questions")

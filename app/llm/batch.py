@@ -13,10 +13,10 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .client import redact
-from .pricing import PriceTable, cost_usd, price_for
+from .pricing import PriceTable, cost_usd, price_for, reserved_tokens
 
 if TYPE_CHECKING:
     import openai
@@ -67,16 +67,40 @@ class Usage:
     stopped: StopReason | None = None
 
 
+@dataclass(frozen=True)
+class Reservation:
+    """What a call is counted at before it is sent: more tokens (and cost) than it can use."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+
+
+class UsageLedger(Protocol):
+    """Durable usage accounting: count each call before it is sent, correct it when its reply arrives.
+
+    Both methods run on the calling thread. `reserve` must have recorded the reservation durably
+    when it returns (the call is sent right after); `settle` replaces it with the reply's usage.
+    A call whose reply never arrives (the process died) stays counted at its reservation.
+    """
+
+    def reserve(self, call: Call, held: Reservation) -> None: ...
+
+    def settle(self, call: Call, held: Reservation, reply: Reply, cost: float | None) -> None: ...
+
+
 @dataclass
 class _State:
     usage: Usage
     spent: float = 0.0
+    reserved: float = 0.0  # reservations of the calls in flight
     in_flight: dict[Future, Call] = field(default_factory=dict)
+    held: dict[Future, Reservation] = field(default_factory=dict)
     followers: dict[str, list[Call]] = field(default_factory=dict)
 
 
 def call_chat(client: "openai.OpenAI", model: str, messages: list[dict[str, str]], *, temperature: float,
-              max_tokens: int | None = None, seed: int | None = None,
+              max_tokens: int | None = None, seed: int | None = None, n: int | None = None,
               check: Callable[[str], str | None] | None = None) -> Reply:
     """Make one chat completion call; a failure (after the client's retries) becomes an error Reply.
 
@@ -87,6 +111,8 @@ def call_chat(client: "openai.OpenAI", model: str, messages: list[dict[str, str]
         extra["max_tokens"] = max_tokens
     if seed is not None:
         extra["seed"] = seed
+    if n is not None:  # sent only when a caller reproduces a script that sends it (L-Eval's judge: n=1)
+        extra["n"] = n
     started = time.perf_counter()
     try:
         response = client.chat.completions.create(
@@ -120,20 +146,26 @@ def run_calls(
     temperature: float = 0.0,
     max_tokens: int | None = None,
     seed: int | None = None,
+    n: int | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
     budget_usd: float | None = None,
     prices: PriceTable | None = None,
     cancel: threading.Event | None = None,
+    ledger: UsageLedger | None = None,
 ) -> Usage:
     """Make every call not answered from the cache, and hand each reply to `on_reply`.
 
     `from_cache(call)` answers a call from the caller's cache (it reports the cached result
     itself) and returns True; then no API call is made. `on_reply(call, reply, reused)` gets each
     reply; `reused` is True for a call whose key repeats one already in flight in this run
-    (it waits for that call instead of making its own). Once the spent cost reaches
-    `budget_usd` no new call starts (calls already in flight finish, so the cap can be
-    overshot by at most concurrency - 1 calls) and later calls are still looked up in the
-    cache; `cancel` stops starting anything new.
+    (it waits for that call instead of making its own). Every call is reserved before it is
+    sent (its prompt's bytes and max_tokens, see pricing.reserved_tokens) and settled when it
+    returns; `ledger` records both, so usage recorded before a crash can only be too high.
+    While the spent cost plus the reservations in flight reach `budget_usd`, no new call starts
+    until the calls in flight have settled; once the spent cost alone reaches it, none starts
+    at all (calls already in flight finish, so the cap can be overshot by at most
+    concurrency - 1 calls) and later calls are still looked up in the cache; `cancel` stops
+    starting anything new.
     """
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
@@ -143,8 +175,18 @@ def run_calls(
     state = _State(Usage(cost_usd=0.0 if priced else None))
     usage = state.usage
 
+    def reserve(call: Call) -> Reservation:
+        prompt_tokens, completion_tokens = reserved_tokens(call.messages, max_tokens)
+        held = Reservation(prompt_tokens, completion_tokens, cost_usd(model, prompt_tokens, completion_tokens, prices))
+        if ledger is not None:
+            ledger.reserve(call, held)
+        state.reserved += held.cost_usd or 0.0
+        return held
+
     def finish(future: Future) -> None:
         call = state.in_flight.pop(future)
+        held = state.held.pop(future)
+        state.reserved -= held.cost_usd or 0.0
         reply: Reply = future.result()
         usage.api_calls += 1
         usage.prompt_tokens += reply.prompt_tokens
@@ -154,6 +196,8 @@ def run_calls(
             state.spent += call_cost
             usage.cost_usd = state.spent
         usage.errors += not reply.ok
+        if ledger is not None:
+            ledger.settle(call, held, reply, call_cost)
         on_reply(call, reply, False)
         for follower in state.followers.pop(call.key, []):
             usage.cached += reply.ok
@@ -181,6 +225,10 @@ def run_calls(
                 state.followers[call.key].append(call)
                 continue
             drain(concurrency - 1)
+            if budget_usd is not None:
+                # The reservations in flight may already cover the budget: see what they really cost first.
+                while state.in_flight and state.spent + state.reserved >= budget_usd:
+                    drain(len(state.in_flight) - 1)
             # Checked after draining: the replies just handled may have spent the budget,
             # or a callback may have set the cancel event.
             if cancelled():
@@ -191,8 +239,10 @@ def run_calls(
                 usage.skipped += 1
                 continue  # keep walking: later calls may still be cache hits
             state.followers[call.key] = []
+            held = reserve(call)
             future = pool.submit(call_chat, client, model, call.messages, temperature=temperature,
-                                 max_tokens=max_tokens, seed=seed, check=check)
+                                 max_tokens=max_tokens, seed=seed, n=n, check=check)
             state.in_flight[future] = call
+            state.held[future] = held
         drain(0)
     return usage

@@ -40,6 +40,15 @@ TOKENS_PER_MESSAGE = 4  # chat formatting overhead per message, roughly
 DEFAULT_COMPLETION_TOKENS_PER_CALL = 300  # a short answer or explanation
 
 
+# What a call is reserved at before it is sent, so that a crash mid-call can only over-count usage.
+# A byte-level BPE token covers at least one UTF-8 byte, so a message's bytes bound its tokens; the
+# chat format adds a few tokens per message and for the reply's start.
+MESSAGE_OVERHEAD_BOUND = 8
+REPLY_START_BOUND = 8
+# A call without max_tokens is reserved at the reply cap of L-Eval's judge (llm_eval.py, 2048 tokens).
+RESERVED_COMPLETION_TOKENS = 2048
+
+
 class CostEstimate(TypedDict):
     calls: int
     cached: int
@@ -71,6 +80,12 @@ def cost_usd(
 def approx_tokens(messages: list[dict[str, str]]) -> int:
     """Return an approximate prompt token count: characters / 4 plus per-message overhead."""
     return sum(math.ceil(len(m["content"]) / CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE for m in messages)
+
+
+def reserved_tokens(messages: list[dict[str, str]], max_tokens: int | None = None) -> tuple[int, int]:
+    """Return (prompt, completion) tokens to reserve for a call: more than it can use (see above)."""
+    prompt = sum(len(m["content"].encode("utf-8")) + MESSAGE_OVERHEAD_BOUND for m in messages) + REPLY_START_BOUND
+    return prompt, max_tokens if max_tokens is not None else RESERVED_COMPLETION_TOKENS
 
 
 def estimate_calls(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -10,13 +9,16 @@ from .exam import exam_item, task_kind
 from .files import describe_file, is_lveval_row, prediction_key, read_rows
 from .f1 import best_f1
 from .length import length_item, length_summary
-from .lveval import UNSUPPORTED_DATASETS, dataset_name, dataset_settings, keyword_f1
+from .lveval import LVEVAL_DATASETS, ROUGE_DATASETS, dataset_name, dataset_settings, keyword_f1
+from .lveval_rows import score_row
+from .lveval_table import file_score
 from .profiles import OFFICIAL, resolve_profile
 from .rouge import best_rouge, geometric_mean
+from .selection import LVEVAL_EVALUATION, plan_file
 
 # File-level metric keys, in display order.
 METRIC_KEYS = ("exact_match", "f1", "rouge1", "rouge2", "rougeL", "rouge_geo", "keyword_f1",
-               "avg_words", "delta_words")
+               "avg_words", "delta_words", "lveval")
 # The `evaluation` values a row may carry, mapped to the metric groups they get.
 EVALUATIONS = {
     "exam": ("exam",),
@@ -24,7 +26,7 @@ EVALUATIONS = {
     "rouge": ("rouge",),
     "human": ("f1", "rouge"),  # for the metric-versus-human analysis
     "llm": ("f1", "rouge"),
-    "keyword_f1": ("keyword_f1",),
+    LVEVAL_EVALUATION: ("keyword_f1",),
 }
 
 
@@ -36,10 +38,13 @@ def _evaluation_key(evaluation: str) -> str:
 
 
 def _keyword_item(task: str, prediction: str, refs: list[str], extra: dict, profile: str) -> dict[str, float]:
-    if dataset_name(task) in UNSUPPORTED_DATASETS:
-        warnings.warn(f"{task}: LV-Eval scores it with ROUGE-L, which is not reproduced; no keyword_f1",
-                      stacklevel=3)
-        return {}
+    if dataset_name(task) in LVEVAL_DATASETS:
+        # One of LV-Eval's datasets: score the row exactly as its evaluation.py does (or as fixed).
+        scored = score_row(task, prediction, extra.get("answers", refs), extra.get("gold_ans"), profile=profile)
+        item = {"lveval_raw": scored.value}
+        if dataset_name(task) not in ROUGE_DATASETS:
+            item["keyword_f1"] = 100.0 * scored.value
+        return item
     if not refs:
         raise ValueError("keyword F1 needs an answer")
     language, gated = dataset_settings(task, refs[0])
@@ -108,6 +113,9 @@ def aggregate(task: str, items: Sequence[dict[str, float]], *, profile: str = OF
     exact_match = _exact_match(task, items, profile)
     if exact_match is not None:
         metrics["exact_match"] = exact_match
+    lveval_rows = [item["lveval_raw"] for item in items if "lveval_raw" in item]
+    if lveval_rows:
+        metrics["lveval"] = file_score(lveval_rows)  # LV-Eval's result.json number, rounded its way
     for key in ("f1", "rouge1", "rouge2", "rougeL", "keyword_f1"):
         values = [item[key] for item in items if key in item]
         if values:
@@ -129,54 +137,77 @@ def _prediction_key(row: dict, preferred: str | None) -> str | None:
 
 
 def row_to_case(row: dict, position: int, preferred_key: str | None = None,
-                evaluation_override: str | None = None) -> dict[str, Any] | None:
-    """Turn one file row into {evaluation, prediction, references, extra}; None for rows that are not scored."""
+                evaluation_override: str | None = None) -> dict[str, Any]:
+    """Turn one file row into {evaluation, prediction, references, extra}; the evaluation as the row spells it."""
     if not isinstance(row, dict):
         raise ValueError(f"row {position}: expected a JSON object")
     if is_lveval_row(row):
         answers = row["answers"]
         references = [answers] if isinstance(answers, str) else list(answers)
-        return {"evaluation": evaluation_override or "keyword_f1", "prediction": row["pred"],
-                "references": references[:1], "extra": {"gold_ans": row.get("gold_ans")}}
+        return {"evaluation": evaluation_override or LVEVAL_EVALUATION, "prediction": row["pred"],
+                "references": references[:1], "extra": {"gold_ans": row.get("gold_ans"), "answers": answers}}
     key = _prediction_key(row, preferred_key)
     if key is None or "gt" not in row:
         raise ValueError(f"row {position}: neither an L-Eval row (gt, <model>_pred) nor an LV-Eval row (answers, pred)")
-    evaluation = evaluation_override or row.get("evaluation")
-    if not isinstance(evaluation, str) or evaluation.strip().lower() not in EVALUATIONS:
-        return None  # e.g. rows meant for another evaluation; upstream skips them too
     gt = row["gt"]
-    return {"evaluation": evaluation, "prediction": row[key],
+    return {"evaluation": evaluation_override or row.get("evaluation"), "prediction": row[key],
             "references": [gt] if isinstance(gt, str) else list(gt), "extra": {}}
 
 
+def known_evaluation(evaluation: object) -> bool:
+    """Tell whether score_item can score a row with this evaluation (any spelling)."""
+    return isinstance(evaluation, str) and evaluation.strip().lower() in EVALUATIONS
+
+
+def _score_case(task: str, evaluation: str, case: dict, profile: str, position: int) -> dict[str, float]:
+    return score_item(task, evaluation, case["prediction"], case["references"], profile=profile, index=position,
+                      extra=case["extra"])
+
+
 def evaluate_rows(rows: Iterable[dict], *, task: str, system: str | None = None, profile: str = OFFICIAL,
-                  evaluation_override: str | None = None) -> dict[str, Any]:
-    """Score the rows of one prediction file; returns {task, system, profile, n, skipped, metrics}."""
+                  evaluation_override: str | None = None, name: str = "the file",
+                  refuse: bool = True) -> dict[str, Any]:
+    """Score the rows of one prediction file as the reference script does.
+
+    Returns {task, system, profile, n, skipped, evaluation, metrics, analysis}: `metrics` over the
+    rows that count (selection.plan_file: auto_eval.py's rule under `official`), `analysis` =
+    {n, metrics} over every row scored by its own evaluation (LLM and human rows included), which
+    is never L-Eval's number. Raises selection.NothingCounted for a file in which no row counts,
+    unless not `refuse` (then `metrics` is empty and only `analysis` has numbers).
+    """
     profile = resolve_profile(profile)
     if evaluation_override is not None:
         _evaluation_key(evaluation_override)
     rows = list(rows)
     # Upstream reads the prediction key off the first row.
     preferred_key = _prediction_key(rows[0], None) if rows and isinstance(rows[0], dict) else None
-    items, skipped = [], 0
-    for position, row in enumerate(rows):
-        case = row_to_case(row, position, preferred_key, evaluation_override)
-        if case is None:
-            skipped += 1
-            continue
-        items.append(score_item(task, case["evaluation"], case["prediction"], case["references"],
-                                profile=profile, index=position, extra=case["extra"]))
-    return {"task": task, "system": system, "profile": profile, "n": len(items), "skipped": skipped,
-            "metrics": aggregate(task, items, profile=profile)}
+    cases = [row_to_case(row, position, preferred_key, evaluation_override) for position, row in enumerate(rows)]
+    plan = plan_file([case["evaluation"] for case in cases], profile, override=evaluation_override, name=name,
+                     refuse=refuse)
+    scored: dict[tuple[int, str], dict[str, float]] = {}
+
+    def item(position: int, evaluation: str) -> dict[str, float]:
+        # A counted row is usually scored with its own evaluation: score it once for both scopes.
+        key = (position, evaluation.strip().lower())
+        if key not in scored:
+            scored[key] = _score_case(task, evaluation, cases[position], profile, position)
+        return scored[key]
+
+    counted = [item(i, plan.counted[i]) for i in sorted(plan.counted)]
+    every_row = [item(i, case["evaluation"]) for i, case in enumerate(cases) if known_evaluation(case["evaluation"])]
+    return {"task": task, "system": system, "profile": profile, "n": plan.n, "skipped": len(rows) - plan.n,
+            "evaluation": plan.file_evaluation, "metrics": aggregate(task, counted, profile=profile),
+            "analysis": {"n": len(every_row), "metrics": aggregate(task, every_row, profile=profile)}}
 
 
 def evaluate_file(path: str | Path, *, profile: str = OFFICIAL, task: str | None = None,
-                  system: str | None = None, evaluation_override: str | None = None) -> dict[str, Any]:
-    """Score one prediction file; returns {file, task, system, profile, n, skipped, metrics}."""
+                  system: str | None = None, evaluation_override: str | None = None,
+                  refuse: bool = True) -> dict[str, Any]:
+    """Score one prediction file; returns {file, **evaluate_rows(...)}."""
     rows = read_rows(path)
     if not rows:
         raise ValueError(f"{path}: no rows")
     guessed_task, guessed_system = describe_file(path, rows)
     result = evaluate_rows(rows, task=task or guessed_task, system=system or guessed_system, profile=profile,
-                           evaluation_override=evaluation_override)
+                           evaluation_override=evaluation_override, name=str(path), refuse=refuse)
     return {"file": str(path), **result}

@@ -178,10 +178,209 @@ def parse_jsonl(raw: bytes, name: str) -> list[Row]:
 def read_rows(path: str | Path) -> list[dict]:
     """Read a prediction file's rows with the hardened reader; an empty file gives no rows."""
     path = Path(path)
+    raw = path.read_bytes()
     rows = []
-    for item in iter_jsonl(path.read_bytes(), str(path)):
+    for item in iter_jsonl(lveval_text(raw) if is_lveval_file_name(path) else raw, str(path)):
         if isinstance(item, FileFormatError):
             reason = item.message.removeprefix("invalid JSON: ")
             raise FileFormatError(str(path), f"line {item.line} is not valid JSON: {reason}")
         rows.append(item.data)
     return rows
+
+
+# --- how L-Eval's judge (Evaluation/llm_eval.py) reads a file -------------------------------------
+
+# When a file holds rows with these evaluations (exact spelling), llm_eval.py judges only those.
+LLM_EVAL_NGRAM_EVALUATIONS = ("f1", "rouge")
+
+
+@dataclass(frozen=True)
+class JudgeFileRows:
+    """The rows llm_eval.py judges, the lines it drops without a word (here with the reason), and
+    how many readable rows its f1/rouge rule leaves out."""
+
+    rows: list[Row]
+    dropped: list[FileFormatError]
+    not_judged: int
+
+
+def llm_eval_rows(raw: bytes, name: str) -> JudgeFileRows:
+    """Read a prediction file as llm_eval.py's read_jsonl does.
+
+    A line that is not a JSON object, or has no (hashable) `evaluation`, is dropped; when any
+    kept row's evaluation is exactly "f1" or "rouge", only those rows are judged.
+    """
+    kept: list[Row] = []
+    dropped: list[FileFormatError] = []
+    for item in iter_jsonl(raw, name):
+        if isinstance(item, FileFormatError):
+            dropped.append(item)
+        elif "evaluation" not in item.data:
+            dropped.append(FileFormatError(name, "no evaluation (llm_eval.py drops the row)", line=item.line,
+                                           field="evaluation"))
+        elif isinstance(item.data["evaluation"], (list, dict)):
+            dropped.append(FileFormatError(name, "evaluation is not a name (llm_eval.py drops the row)",
+                                           line=item.line, field="evaluation"))
+        else:
+            kept.append(item)
+    if any(row.data["evaluation"] in LLM_EVAL_NGRAM_EVALUATIONS for row in kept):
+        judged = [row for row in kept if row.data["evaluation"] in LLM_EVAL_NGRAM_EVALUATIONS]
+        return JudgeFileRows(judged, dropped, len(kept) - len(judged))
+    return JudgeFileRows(kept, dropped, 0)
+
+
+def last_prediction_key(row: Any) -> str | None:
+    """The LAST key containing `_pred`: how llm_eval.py finds the battle file's key (its loop has no break)."""
+    if not isinstance(row, dict):
+        return None
+    keys = [key for key in row if isinstance(key, str) and PRED_MARKER in key]
+    return keys[-1] if keys else None
+
+
+# --- LV-Eval ---------------------------------------------------------------------------------
+
+# LV-Eval's length levels (config.DATASET_LENGTH_LEVEL), shortest first.
+LVEVAL_LEVELS = ("16k", "32k", "64k", "128k", "256k")
+# Our extension: a factrecall row may say where its needle sits, as a share of the context (0 = start).
+DEPTH_FIELD = "depth"
+
+
+def lveval_file_key(path: str | PurePath) -> str:
+    """`<dataset>_<level>` as evaluation.py reads it: the file name up to its first dot."""
+    return PurePath(path).name.split(".")[0]
+
+
+def is_lveval_file_name(path: str | PurePath) -> bool:
+    """Tell whether evaluation.py would score this file as one of LV-Eval's datasets."""
+    name = PurePath(path).name
+    return name.endswith("jsonl") and lveval_dataset(lveval_file_key(name)) in LVEVAL_DATASETS
+
+
+def lveval_name(path: str | PurePath) -> tuple[str, str]:
+    """Return (dataset, level) of `<dataset>_<level>.jsonl`; raise FileFormatError for anything else."""
+    name = PurePath(path).name
+    key = lveval_file_key(name)
+    dataset, level = lveval_dataset(key), key.split("_")[-1]
+    if dataset not in LVEVAL_DATASETS and key.rsplit("_", 1)[0] in LVEVAL_DATASETS:
+        dataset = key.rsplit("_", 1)[0]  # e.g. cmrc_mixup_1024k: LV-Eval's pattern keeps 1-3 characters before "k"
+    if dataset not in LVEVAL_DATASETS:
+        raise FileFormatError(name, f"unknown LV-Eval dataset in {key!r}; expected <dataset>_<level>.jsonl with "
+                                    f"a dataset among {', '.join(LVEVAL_DATASETS)}")
+    if level not in LVEVAL_LEVELS or key != f"{dataset}_{level}":
+        raise FileFormatError(name, f"unknown LV-Eval length level in {key!r}; expected one of "
+                                    f"{', '.join(LVEVAL_LEVELS)}")
+    return dataset, level
+
+
+def lveval_sort_key(path: str | PurePath) -> tuple:
+    """evaluation.py's `custom_sort`: the name's letter runs, then its first number."""
+    name = PurePath(path).name
+    numbers = re.findall(r"\d+", name)
+    return re.findall("[a-zA-Z]+", name), int(numbers[0]) if numbers else 0
+
+
+@dataclass(frozen=True)
+class LvevalRow:
+    """One row of an LV-Eval prediction file, as prediction.py writes it."""
+
+    line: int
+    pred: str
+    answers: tuple[Any, ...] | str  # a list in LV-Eval's files (only its first item, a string, is scored)
+    gold_ans: str | None
+    input: str
+    length: int | None
+    depth: float | None
+    notes: tuple[str, ...] = ()  # fields LV-Eval never reads that were ignored, and why
+
+
+# Datasets whose metric never reads gold_ans (config.py: factrecall's plain F1, dureader's ROUGE-L).
+LVEVAL_NO_GOLD = frozenset({"factrecall_en", "factrecall_zh", "dureader_mixup"})
+
+
+def lveval_text(raw: bytes) -> bytes:
+    """Line ends as evaluation.py's text-mode `open` reads them: CRLF, a lone CR and LF each end a line."""
+    return raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in raw else raw
+
+
+def _typed(row: Row, name: str, key: str, kinds: tuple[type, ...], what: str, *, required: bool) -> Any:
+    value = row.data.get(key)
+    if value is None:
+        if required:
+            raise FileFormatError(name, "missing" if key not in row.data else "is null", line=row.line, field=key)
+        return None
+    if not isinstance(value, kinds) or isinstance(value, bool):
+        raise FileFormatError(name, f"expected {what}, got {type(value).__name__}", line=row.line, field=key)
+    return value
+
+
+def _unread(row: Row, name: str, key: str, kinds: tuple[type, ...], what: str, notes: list[str]) -> Any:
+    """A field evaluation.py never reads: a value of the wrong type is ignored (noted), never an error."""
+    try:
+        return _typed(row, name, key, kinds, what, required=False)
+    except FileFormatError as error:
+        notes.append(f"{key}: {error.message}; LV-Eval does not read it, so it is ignored")
+        return None
+
+
+def _answers(row: Row, name: str, notes: list[str]) -> tuple[Any, ...] | str:
+    """`answers` as evaluation.py iterates it: only the first item is scored, so only it must be a string."""
+    answers = _typed(row, name, "answers", (list, str, dict), "a list of strings", required=True)
+    if isinstance(answers, dict):  # iterating a dict gives its keys
+        notes.append("answers is an object: LV-Eval iterates its keys, so its first key is the answer")
+        answers = list(answers)
+    if isinstance(answers, list):
+        if answers and not isinstance(answers[0], str):
+            raise FileFormatError(name, f"item 0 should be a string, got {type(answers[0]).__name__}",
+                                  line=row.line, field="answers")
+        answers = tuple(answers)
+    return answers
+
+
+def _gold_ans(row: Row, name: str, dataset: str | None, notes: list[str]) -> str | None:
+    """gold_ans as LV-Eval's metrics read it: a string, or empty (None); ignored where the metric never reads it."""
+    value = row.data.get("gold_ans")
+    if value is None or isinstance(value, str):
+        return value
+    if dataset in LVEVAL_NO_GOLD:
+        notes.append(f"gold_ans: {type(value).__name__} ignored, as {dataset}'s metric never reads it")
+        return None
+    if not value:  # 0, false, [], {}: the gate's `if gold_ans` treats them as absent
+        notes.append(f"gold_ans: an empty {type(value).__name__}, read as no keywords, as LV-Eval does")
+        return None
+    raise FileFormatError(name, f"expected a string or null, got {type(value).__name__}", line=row.line,
+                          field="gold_ans")
+
+
+def parse_lveval_row(row: Row, name: str, dataset: str | None = None) -> LvevalRow:
+    """Validate `{pred, answers, gold_ans?, input?, all_classes?, length?, depth?}`; errors name line and field.
+
+    evaluation.py reads only pred, answers (its first item) and gold_ans, so only what would make it stop is an
+    error; a bad value in a field it never reads is ignored with a note. `input` (the question) identifies the
+    row across models when present.
+    """
+    notes: list[str] = []
+    pred = _typed(row, name, "pred", (str,), "a string", required=True)
+    answers = _answers(row, name, notes)
+    gold_ans = _gold_ans(row, name, dataset, notes)
+    question = _unread(row, name, "input", (str,), "a string", notes) or ""
+    length = _unread(row, name, "length", (int,), "a whole number of words", notes)
+    if length is not None and length < 0:
+        notes.append("length: negative; LV-Eval does not read it, so it is ignored")
+        length = None
+    depth = _unread(row, name, DEPTH_FIELD, (int, float), "a number from 0 to 1", notes)
+    if depth is not None and not 0.0 <= float(depth) <= 1.0:
+        notes.append(f"{DEPTH_FIELD}: not between 0 (start of the context) and 1 (end); ignored")
+        depth = None
+    if depth is None and isinstance(row.data.get("context"), str):
+        depth = needle_depth(row.data["context"], answers)
+    return LvevalRow(line=row.line, pred=pred, answers=answers, gold_ans=gold_ans, input=question, length=length,
+                     depth=None if depth is None else float(depth), notes=tuple(notes))
+
+
+def needle_depth(context: str, answers: tuple[str, ...] | str) -> float | None:
+    """Where the first answer first appears in the context, as a share of its length; None if it does not."""
+    answer = answers if isinstance(answers, str) else (answers[0] if answers else "")
+    if not answer or not context:
+        return None
+    position = context.find(answer)
+    return None if position < 0 else position / len(context)

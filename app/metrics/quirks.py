@@ -1,6 +1,7 @@
 """The reference scripts' quirks: what the official profile reproduces and what the fixed profile does instead.
 
-Each entry: ``id``, ``metric`` (a METRIC_KEYS name), ``official`` (the reference
+Each entry: ``id``, ``metric`` (a METRIC_KEYS name, or ``*`` for which rows a file's score
+counts, app.metrics.selection), ``official`` (the reference
 behaviour), ``fixed`` (the fixed profile's behaviour) and ``changed`` (False when
 both profiles deliberately keep the reference behaviour).
 """
@@ -13,6 +14,52 @@ def _quirk(quirk_id: str, metric: str, official: str, fixed: str, changed: bool 
 
 
 QUIRKS: tuple[dict, ...] = (
+    # --- which rows a file's score counts (selection.py) ------------------------------
+    _quirk("evaluation_exact_spelling", "*",
+           "auto_eval.py counts a row only if its evaluation is exactly \"f1\", \"rouge\" or \"exam\": "
+           "\"F1\", \" rouge\", \"EXAM\", null, \"LLM\" and \"human\" rows are skipped.",
+           "Spelling is read case- and space-insensitively (\"F1\" counts as f1); LLM and human rows are still "
+           "skipped."),
+    _quirk("last_row_metric", "*",
+           "Every counted row is scored with the metric of the file's LAST counted row: a file mixing f1 and "
+           "rouge rows is scored entirely with ROUGE when its last such row is rouge.",
+           "Each counted row is scored with its own evaluation; a mixed file reports both."),
+    _quirk("refuse_uncounted_file", "*",
+           "A file with no counted row (all LLM/human, or all \"F1\") fails its assert: refused, here with an "
+           "error naming the file and its evaluations.",
+           "Same (a file of \"F1\" rows is no longer refused, as they count).", changed=False),
+    _quirk("llm_human_rows_analysis_only", "*",
+           "LLM and human rows are not scored at all.",
+           "Both profiles score them by their own evaluation (F1 and ROUGE) under the separate analysis scope "
+           "for the metric-versus-human comparison; they never enter a file or task score.", changed=False),
+    _quirk("missing_evaluation", "*",
+           "A row without an evaluation key crashes auto_eval.py (KeyError); here it is not counted (a stored "
+           "prediction without one takes its document's evaluation).",
+           "Same.", changed=False),
+    _quirk("bad_json_line", "*",
+           "auto_eval.py skips a line that is not valid JSON silently (and the row index used by "
+           "topic_retrieval_longchat's groups skips it too).",
+           "Both profiles refuse the file, naming the line: nothing is dropped silently.", changed=False),
+    _quirk("prediction_key_per_row", "*",
+           "auto_eval.py takes the prediction key from the first row (its first key containing \"_pred\") and "
+           "crashes (KeyError) on a later row without that key.",
+           "Both profiles read each row's own first key containing \"_pred\"; a file with a row without one is "
+           "refused, naming the file and the row.", changed=False),
+    _quirk("non_string_texts", "*",
+           "A gt that is a list, or a prediction that is not a string, crashes auto_eval.py's normalisation.",
+           "Both profiles score a list gt as several references (the best one counts, as with ROUGE's "
+           "several references) and a number or other JSON value as its text.", changed=False),
+    _quirk("output_keys", "*",
+           "auto_eval.py prints its whole metrics dict: rouge/rouge1, rouge/rouge2, rouge/rougeL, "
+           "rouge/rougeLsum, rouge/geometric_mean (again as LEval_score), num_predicted, "
+           "mean_prediction_length_characters, display_keys and display.",
+           "Both profiles name the same values rouge1, rouge2, rougeL, rouge_geo and n, leave out rougeLsum and "
+           "the length in characters, and add avg_words and delta_words (labelled length columns, never in a "
+           "task score).", changed=False),
+    _quirk("topic_final_rounding", "exact_match",
+           "topic_retrieval_longchat's and sci_fi's final averages are printed unrounded; here every file score "
+           "is rounded to 4 decimals (display only).",
+           "Same.", changed=False),
     # --- exam exact match -------------------------------------------------------
     _quirk("mc_first_capital", "exact_match",
            "quality/tpo: the first capital A-D anywhere in the answer is taken, so "
@@ -101,13 +148,63 @@ QUIRKS: tuple[dict, ...] = (
            "The final F1 is computed with blacklisted words still in place.",
            "Blacklisted words are removed from prediction and answer before F1, as the paper describes."),
     _quirk("lveval_empty_keywords", "keyword_f1",
-           "Keywords that normalise to nothing divide by zero in the reference; here they score 0 with a "
-           "KeywordWarning.",
+           "Keywords that normalise to nothing divide by zero in the reference (in Chinese also an answer that "
+           "normalises to nothing when gold_ans is empty); here the row scores 0 and the import and the table "
+           "note it by file and line.",
            "Same.", changed=False),
     _quirk("lveval_missing_keywords", "keyword_f1",
            "Without gold_ans, English skips the gate and Chinese uses the answer as its keywords; only the "
            "first answer is scored.",
            "Same.", changed=False),
+    # --- LV-Eval: rows, dureader, files and the table -----------------------------------
+    _quirk("lveval_string_answers", "lveval",
+           "An `answers` given as a string is iterated, so the reference is its first character "
+           "(\"Orrin Vale\" is scored against \"O\"); an empty list scores 0.",
+           "A string is the answer itself; an empty list still scores 0."),
+    _quirk("lveval_dureader_rouge", "lveval",
+           "dureader_mixup: jieba cuts the text twice, blacklisted words go, and the `rouge` package's ROUGE-L "
+           "counts distinct words (sets) and divides by P + R + 1e-8, so a perfect answer scores 0.999999995.",
+           "ROUGE-L over the jieba word sequences (no sets, no epsilon): a perfect answer scores 1."),
+    _quirk("lveval_dureader_empty_words", "lveval",
+           "dureader_mixup: two texts that are only punctuation (two or more pieces each) both become one empty "
+           "word, which matches: \"！？！\" against \"。。！！\" scores 0.999999995.",
+           "Texts with no words left score 0."),
+    _quirk("lveval_rouge_recursion", "lveval",
+           "dureader_mixup: the `rouge` package back-tracks its LCS recursively; past 990 nested calls (as "
+           "evaluation.py runs on CPython's default stack) it raises RecursionError, which LV-Eval swallows: "
+           "the row scores 0. Reproduced from the LCS itself, whatever the caller's stack; the row is noted.",
+           "Long answers are scored."),
+    _quirk("lveval_crash_cases", "lveval",
+           "Rows without `answers` or whose first answer is not a string, a `pred` that is not a string, a "
+           "non-empty `gold_ans` that is not a string in a gated dataset, unknown datasets, blank lines and "
+           "empty files make evaluation.py stop with an exception. Here they are errors naming the file, line "
+           "and field (blank lines are skipped), and nothing of that model is imported.",
+           "Same.", changed=False),
+    _quirk("lveval_levels", "lveval",
+           "Any level of 1-3 characters before \"k\" passes LV-Eval's file-name pattern (cmrc_mixup_48k is "
+           "scored as level 48k); two files for one dataset and level (cmrc_mixup_16k.jsonl and "
+           "cmrc_mixup_16k.v2.jsonl) silently keep the later one.",
+           "Only the five levels 16k-256k are accepted, and one file per dataset and level.", changed=False),
+    _quirk("lveval_file_rounding", "lveval",
+           "A file's score is round(100 × Σ row scores / n, 2), the sum taken in file order; averaging per-row "
+           "percentages or re-rounding a 4-decimal aggregate can differ in the last digit (54.37 vs 54.38).",
+           "Same: the table is computed from the stored raw row scores.", changed=False),
+    _quirk("lveval_line_ends", "lveval",
+           "Files are read in Python's text mode: \\n, \\r\\n and a lone \\r each end a line; U+2028 and U+0085 "
+           "inside strings do not. A UTF-8 BOM or a blank line makes json.loads stop.",
+           "Same line ends (LV-Eval files only); a BOM is accepted and blank lines are skipped.", changed=False),
+    _quirk("lveval_unread_fields", "lveval",
+           "evaluation.py reads only `pred`, the first item of `answers` and `gold_ans`: later items of `answers` "
+           "may be anything, an object's first key is its answer, `gold_ans` is never read by factrecall and "
+           "dureader_mixup and an empty one of any type (0, false, [], {}) skips or defaults the keyword gate; "
+           "`input`, `length` and other fields may hold anything.",
+           "Same: such rows are imported and scored; a value of the wrong type in a field LV-Eval never reads "
+           "(`input`, `length`, our `depth`) is ignored and noted by file and line, never an error.",
+           changed=False),
+    _quirk("lveval_surrogates", "lveval",
+           "A \\u escape naming half a surrogate pair decodes to a string LV-Eval scores.",
+           "It is an error naming the file and line: no database (and no UTF-8 file) can hold that string.",
+           changed=False),
     # --- length -------------------------------------------------------------------
     _quirk("length_han", "avg_words",
            "Words are whitespace-separated tokens, so a Chinese answer counts as a handful of words.",

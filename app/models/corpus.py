@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from ..extensions import db
@@ -13,6 +13,8 @@ from .base import created_at_column
 # the same long text can appear in both, with different question sets.
 HUMAN_EVAL = "human_eval"
 TASKS = "tasks"
+# LV-Eval's benchmark: one document per (dataset, level), without its long context.
+LVEVAL = "lveval"
 
 REFERENCE_KINDS = ("human", "gpt4-32k", "claude-100k")
 REFERENCE_LABELS = {
@@ -94,6 +96,19 @@ class System(db.Model):
     is_demo: Mapped[bool] = mapped_column(Boolean, default=False)
     uploaded_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     created_at: Mapped[datetime] = created_at_column()
+    # L-Eval's leaderboard keys (researchers edit them; None means not stated).
+    context_window: Mapped[int | None] = mapped_column(Integer)  # Max-Ctx, in tokens
+    input_tokens: Mapped[int | None] = mapped_column(Integer)  # Tokens: input tokens used in the experiments
+    retrieval: Mapped[bool | None] = mapped_column(Boolean)  # Ret.
+    prompt_engineering: Mapped[bool | None] = mapped_column(Boolean)  # PE
+    in_domain_data: Mapped[bool | None] = mapped_column(Boolean)  # IDD
+    parameters: Mapped[str] = mapped_column(String(40), default="")  # e.g. "7B"
+    links: Mapped[str] = mapped_column(Text, default="")  # one URL per line
+    # An LV-Eval ablation: this system is `variant_kind` (see app.stats.lveval.VARIANT_KINDS) of another.
+    # A plain id, not a foreign key: adding one to `systems` would make SQLite rebuild the table, and the
+    # rebuild cascades into every prediction; a tag whose base is gone reads as no tag.
+    variant_of_id: Mapped[int | None] = mapped_column(Integer)
+    variant_kind: Mapped[str] = mapped_column(String(20), default="")
 
     files: Mapped[list[PredictionFile]] = relationship(back_populates="system", order_by="PredictionFile.id")
 
@@ -141,3 +156,20 @@ class Prediction(db.Model):
     question: Mapped[Question] = relationship()
     file: Mapped[PredictionFile | None] = relationship()
 
+
+
+class LvevalItem(db.Model):
+    """What LV-Eval's rows say about a question beyond its text: dataset, level, answers, keywords, needle."""
+
+    __tablename__ = "lveval_items"
+
+    question_id: Mapped[int] = mapped_column(ForeignKey("questions.id", ondelete="CASCADE"), primary_key=True)
+    dataset: Mapped[str] = mapped_column(String(40), index=True)
+    level: Mapped[str] = mapped_column(String(8))
+    occurrence: Mapped[int] = mapped_column(Integer, default=0)  # the k-th row with this input and answers
+    answers: Mapped[str] = mapped_column(Text)  # JSON: a list, or a string as the file gave it
+    gold_ans: Mapped[str | None] = mapped_column(Text)
+    length: Mapped[int | None] = mapped_column(Integer)  # context length in words (characters for Chinese)
+    depth: Mapped[float | None] = mapped_column(Float)  # needle position in the context, 0 = start
+
+    question: Mapped[Question] = relationship()

@@ -21,6 +21,9 @@ class MetricResult(db.Model):
     question_id: Mapped[int] = mapped_column(ForeignKey("questions.id", ondelete="CASCADE"), index=True)
     metric: Mapped[str] = mapped_column(String(40))
     profile: Mapped[str] = mapped_column(String(20))
+    # "counted": counted in the task score as the reference script counts it; "analysis": scored by the
+    # row's own evaluation for the metric-versus-human analysis only (app.metrics.selection).
+    scope: Mapped[str] = mapped_column(String(12), default="counted", server_default="counted")
     value: Mapped[float] = mapped_column(Float)
     job_id: Mapped[int | None] = mapped_column(ForeignKey("jobs.id", ondelete="SET NULL"))
     computed_at: Mapped[datetime] = created_at_column()

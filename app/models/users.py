@@ -4,7 +4,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from flask_login import UserMixin
-from sqlalchemy import Boolean, CheckConstraint, DateTime, String, Text
+from sqlalchemy import Boolean, CheckConstraint, DateTime, Float, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 from werkzeug.security import check_password_hash, generate_password_hash
 
@@ -28,9 +28,19 @@ class User(UserMixin, db.Model):
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = created_at_column()
     last_login_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Part of every session's user id: raising it ends every session of the account (sign-out everywhere,
+    # a password change or reset, deactivation). See get_id and app.security.load_user.
+    session_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     def set_password(self, password: str) -> None:
+        """Set a new password; every open session of the account ends with the old one."""
         self.password_hash = generate_password_hash(password, method=PASSWORD_METHOD)
+        if self.id is not None:
+            self.session_version = (self.session_version or 0) + 1
+
+    def get_id(self) -> str:
+        """The session's user id: `<id>.<session version>`, so a raised version invalidates old cookies."""
+        return f"{self.id}.{self.session_version or 0}"
 
     def check_password(self, password: str) -> bool:
         return check_password_hash(self.password_hash, password)
@@ -52,3 +62,13 @@ class Setting(db.Model):
     key: Mapped[str] = mapped_column(String(80), primary_key=True)
     value: Mapped[str] = mapped_column(Text, default="")
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+
+class LoginAttempt(db.Model):
+    """Sign-in attempts of one key (a hashed username or address) in the current window, shared by all processes."""
+
+    __tablename__ = "login_attempts"
+
+    key: Mapped[str] = mapped_column(String(80), primary_key=True)
+    window_start: Mapped[float] = mapped_column(Float, index=True)  # seconds since the epoch
+    count: Mapped[int] = mapped_column(Integer, default=0)

@@ -6,6 +6,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from ..extensions import db
 from ..models import System
+from ..routing import comma_ids
 from ..security import staff_required
 from ..metrics.files import FileFormatError
 from ..services.jobs import DuplicateJob
@@ -28,7 +29,7 @@ def human_size(size: int) -> str:
 @bp.get("")
 @staff_required
 def index():
-    highlight = [int(i) for i in request.args.get("jobs", "").split(",") if i.strip().isdigit()]
+    highlight = comma_ids(request.args.get("jobs"))
     return render_template(
         "predictions/index.html", systems=systems_overview(), jobs=metric_jobs(highlight), highlight=set(highlight),
         max_upload_mb=_max_upload_mb(), max_upload_bytes=current_app.config.get("MAX_CONTENT_LENGTH") or 0,

@@ -5,7 +5,7 @@ from flask import abort, render_template, request
 
 from ..metrics.profiles import PROFILES
 from ..security import staff_required
-from ..services.results import PROFILE_LABELS, VIEW_LABELS, analyse, columns_for, disagreements
+from ..services.results import PROFILE_LABELS, VIEW_LABELS, analyse, columns_for, disagreements, rater_agreement
 from ..services.results.metric_values import LENGTH_KEY
 from .blueprint import bp
 from .figures import alpha_chart, correlation_charts
@@ -32,7 +32,7 @@ def agreement():
     study, view = study_arg(), view_arg()
     data = analyse(study.id, view)
     return render_template("results/agreement.html", data=data, chart=alpha_chart(data["agreement"]["alpha"]),
-                           **_common(study, view, "official"))
+                           raters=rater_agreement(study.id, view), **_common(study, view, "official"))
 
 
 @bp.get("/disagreements", endpoint="disagreements")

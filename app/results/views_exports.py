@@ -6,6 +6,7 @@ import io
 from flask import abort, flash, redirect, render_template, request, send_file, url_for
 from werkzeug.utils import secure_filename
 
+from ..routing import id_list
 from ..security import staff_required
 from ..services.exports import (
     ROUND_CHOICES,
@@ -13,7 +14,9 @@ from ..services.exports import (
     csv_text,
     jsonl_text,
     leval_filename,
+    leval_left_out,
     leval_lines,
+    left_out_note,
     results_text,
     score_rows,
 )
@@ -37,7 +40,9 @@ def _slug(study) -> str:
 @staff_required
 def exports():
     study = study_arg()
-    return render_template("results/exports.html", study=study, annotators=annotators_with_scores(study.id))
+    names = annotators_with_scores(study.id)
+    left_out = {name: left_out_note(leval_left_out(study.id, name)) for name in names}
+    return render_template("results/exports.html", study=study, annotators=names, left_out=left_out)
 
 
 @bp.get("/export/scores.<fmt>")
@@ -81,7 +86,7 @@ def length_instruction():
 @staff_required
 def save_length_instruction():
     study = study_arg()
-    flagged = {int(value) for value in request.form.getlist("length_instruction") if value.isdigit()}
+    flagged = set(id_list(request.form.getlist("length_instruction")))
     changed = set_length_instruction_flags(study.id, flagged)
     if changed:
         flash(f"Updated the length-instruction flag of {', '.join(changed)}.", "success")

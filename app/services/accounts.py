@@ -3,12 +3,15 @@ from __future__ import annotations
 
 import re
 import secrets
+from functools import lru_cache
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select, update
+from werkzeug.security import check_password_hash, generate_password_hash
 
 from ..extensions import db
 from ..models import User
-from ..models.users import ROLES
+from ..models.base import utcnow
+from ..models.users import PASSWORD_METHOD, ROLES
 
 USERNAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{2,80}$")
 MIN_PASSWORD = 8
@@ -45,6 +48,43 @@ def find_user(username: str) -> User | None:
     return db.session.scalars(select(User).where(User.username == username)).first()
 
 
+@lru_cache(maxsize=1)
+def _dummy_hash() -> str:
+    """A hash of a random password with the real method and cost: checked when the username is unknown."""
+    return generate_password_hash(secrets.token_urlsafe(16), method=PASSWORD_METHOD)
+
+
+def prepare_sign_in() -> None:
+    """Make the dummy hash before the first sign-in, so that the first unknown name is not the slowest."""
+    _dummy_hash()
+
+
+def authenticate(username: str, password: str) -> User | None:
+    """The account if the password is right, else None; an unknown name costs the same password check.
+
+    Without the dummy check a wrong password would answer in ~12 ms for an unknown name and in the
+    time of a scrypt check for a known one, telling which usernames exist.
+    """
+    user = find_user(username)
+    if user is None:
+        check_password_hash(_dummy_hash(), password)
+        return None
+    return user if user.check_password(password) else None
+
+
+def record_sign_in(user: User) -> None:
+    user.last_login_at = utcnow()
+    db.session.commit()
+
+
+def end_sessions(user: User) -> None:
+    """End every open session of the account (every browser, every copied cookie)."""
+    db.session.execute(update(User).where(User.id == user.id).values(session_version=User.session_version + 1),
+                       execution_options={"synchronize_session": False})
+    db.session.commit()
+    db.session.refresh(user)
+
+
 def ensure_admin() -> tuple[User, str] | None:
     """Create the first admin if none exists; return it with its one-time password."""
     if db.session.scalar(select(User.id).where(User.role == "admin").limit(1)):
@@ -63,17 +103,31 @@ def list_users() -> list[User]:
 
 
 def set_active(user: User, active: bool, *, by: User) -> None:
-    """Deactivate or reactivate an account; an admin cannot lock out themselves or the last admin."""
-    if not active and user.id == by.id:
+    """Deactivate or reactivate an account; an admin cannot lock out themselves or the last admin.
+
+    Deactivating is one conditional UPDATE whose WHERE counts the other active admins, after
+    locking the active admin rows (PostgreSQL; SQLite runs one writer at a time): two admins
+    deactivating each other at once cannot both succeed. It also ends the account's sessions.
+    """
+    if active:
+        user.active = True
+        db.session.commit()
+        return
+    if user.id == by.id:
         raise AccountError("You cannot deactivate your own account.")
-    if not active and user.role == "admin":
-        others = db.session.scalar(
-            select(func.count(User.id)).where(User.role == "admin", User.active.is_(True), User.id != user.id)
-        )
-        if not others:
-            raise AccountError("This is the last active admin account; it cannot be deactivated.")
-    user.active = active
+    db.session.execute(select(User.id).where(User.role == "admin", User.active.is_(True)).with_for_update())
+    other_admins = (select(func.count(User.id)).where(User.role == "admin", User.active.is_(True), User.id != user.id)
+                    .scalar_subquery())
+    changed = db.session.execute(
+        update(User).where(User.id == user.id, or_(User.role != "admin", other_admins > 0))
+        .values(active=False, session_version=User.session_version + 1),
+        execution_options={"synchronize_session": False},
+    ).rowcount
+    if not changed:
+        db.session.rollback()
+        raise AccountError("This is the last active admin account; it cannot be deactivated.")
     db.session.commit()
+    db.session.refresh(user)
 
 
 def reset_password(user: User) -> str:

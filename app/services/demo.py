@@ -13,10 +13,15 @@ DEMO_STUDY = "Demo"
 
 
 def load_demo() -> ImportReport:
-    """Import data/demo as demo data and open its study; safe to run again."""
+    """Import data/demo as demo data (L-Eval files and the LV-Eval model folders) and open its study; safe to
+    run again."""
+    from .system_keys import apply_keys_file
+
     report = import_path(DEMO_PATH, demo=True)
     if not report.failed:
         ensure_demo_study()
+    # The LV-Eval demo's leaderboard keys and ablation tags (never over a researcher's edits).
+    apply_keys_file(DEMO_PATH / "lveval" / "systems.json")
     return report
 
 

@@ -3,7 +3,8 @@
 Modules: `records` (score records), `bootstrap` (resampling), `human` (per-system summaries),
 `agreement` (Krippendorff's alpha, pairwise agreement), `correlation` (Kendall tau against
 humans, ranks, disagreements, length deltas), `length_instruction` (L-Eval's "N-word" prompts)
-and `analyses` (everything the results page shows, in one call). numpy, scipy and krippendorff
+`analyses` (everything the results page shows, in one call) and `judge_bias` (position and length
+bias probes of a judge run). numpy, scipy and krippendorff
 load with the module that needs them: importing this package costs nothing.
 """
 from __future__ import annotations
@@ -44,6 +45,13 @@ _EXPORTS = {
     "length_instruction": "length_instruction",
     "with_length_instruction": "length_instruction",
     "build_results": "analyses",
+    "PairedTest": "paired",
+    "adjacent_tests": "paired",
+    "paired_test": "paired",
+    "BiasProbes": "judge_bias",
+    "PairVerdicts": "judge_bias",
+    "probe": "judge_bias",
+    "probe_by_task": "judge_bias",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -150,7 +150,8 @@ def breakdown(records: Iterable[Mapping[str, Any]], by: str) -> list[BreakdownRo
         groups.setdefault(key, []).append(score_of(record))
     rows = []
     for (system, group), scores in sorted(groups.items()):
-        values = np.asarray(scores, dtype=np.float64)
+        # Sorted: the same scores give the same bits whatever order the database returns them in.
+        values = np.sort(np.asarray(scores, dtype=np.float64))
         rows.append(
             BreakdownRow(
                 system=system,

@@ -1,12 +1,8 @@
 """Reading the study forms' fields: id lists and the overlap."""
 from __future__ import annotations
 
+from ..routing import id_list  # noqa: F401  (checkbox values as ids: the one rule for ids from forms)
 from ..services.studies.setup import StudyError
-
-
-def id_list(values: list[str]) -> list[int]:
-    """Checkbox values as ids; anything that is not a plain number is ignored."""
-    return [int(value) for value in values if value.isdigit() and len(value) < 12]
 
 
 def optional_overlap(text: str) -> int | None:

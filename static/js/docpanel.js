@@ -221,6 +221,15 @@
   nextBtn.addEventListener("click", function () { show(current + 1); });
   body.addEventListener("scroll", queueSavePlace, { passive: true });
 
+  /* What other scripts on the page (the authoring page) may use: the segments as the server sent
+     them (with any extra fields), their elements (all rendered), and where the text scrolls. */
+  panel.docPanel = {
+    segments: function () { return segments; },
+    nodes: function () { renderAll(); return nodes; },
+    body: body,
+    scrollToRange: function (range, element) { scrollToRange(range, element); }
+  };
+
   updateCount();
   load();
 })();

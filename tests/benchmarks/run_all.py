@@ -22,9 +22,11 @@ BENCHMARKS = {
     "metrics": ("bench_metrics", "bench_metric_jobs"),
     "pages": ("bench_pages",),
     "load": ("bench_load",),
-    "judge": ("bench_judge",),
+    "judge": ("bench_judge", "bench_rater"),
+    "generate": ("bench_generate",),
     "results": ("bench_results", "bench_analysis_core"),
     "start": ("bench_start",),
+    "lveval": ("bench_lveval",),
 }
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from playwright.sync_api import expect
 
 from tests.conftest import REPO_ROOT
 from tests.e2e.conftest import screenshot, sign_in
@@ -98,17 +99,20 @@ def test_results_pages_with_three_annotators(live_server, page, tmp_path):
     assert page.get_by_text("Updated the length-instruction flag of balanced-34b, terse-13b.").is_visible()
     page.locator("nav.subnav").get_by_role("link", name="Metrics vs humans").click()
     table = page.locator("#length-instruction-table")
-    assert table.is_visible() and table.locator("tbody tr").count() == 4
+    expect(table.locator("tbody tr")).to_have_count(4)
+    assert table.is_visible()
     assert page.locator("#chart-length-instruction").is_visible()
     page.locator("#length-instruction").scroll_into_view_if_needed()
     screenshot(page, "results-length-instruction")
 
     page.locator("nav.subnav").get_by_role("link", name="Annotator agreement").click()
-    assert page.locator("#alpha tbody tr").count() == 5 and page.locator("#pairs tbody tr").count() == 3
+    # The click does not wait for the next page; expect() retries until it has arrived.
+    expect(page.locator("#alpha tbody tr")).to_have_count(5)
+    expect(page.locator("#pairs tbody tr")).to_have_count(3)
     screenshot(page, "results-agreement")
 
     page.locator("nav.subnav").get_by_role("link", name="Disagreements").click()
-    assert page.locator("li.disagreement").count() == 10
+    expect(page.locator("li.disagreement")).to_have_count(10)
     screenshot(page, "results-disagreements")
 
     page.locator("nav.subnav").get_by_role("link", name="Exports").click()

@@ -2,7 +2,9 @@
 
 A file is imported into one study in one transaction: a row that names an unknown system, a
 question outside the study, or an answer version the database does not hold rejects the whole
-file with its line and field. Unknown annotators are created inactive. A score that differs from
+file with its line and field. Unknown annotators are created active or inactive as the file says
+(`annotator_active`; inactive when it does not say, as in L-Eval's layout), with an unusable random
+password, and existing accounts are left as they are. A score that differs from
 the stored one is a conflict: reported and kept as stored, unless replace is asked for.
 """
 from __future__ import annotations
@@ -47,6 +49,7 @@ class ParsedScore:
     scored_at: datetime | None = None
     first_scored_at: datetime | None = None
     round_status: str | None = None
+    annotator_active: bool | None = None
 
 
 @dataclass
@@ -61,6 +64,7 @@ class AnnotationImportReport:
     conflicts: int = 0
     conflict_examples: list[str] = field(default_factory=list)
     annotators_created: list[str] = field(default_factory=list)
+    annotators_created_inactive: list[str] = field(default_factory=list)
     rounds_created: int = 0
     ignored_reference_scores: int = 0
     error: dict | None = None
@@ -147,6 +151,15 @@ def _optional_time(row: Row, key: str, name: str) -> datetime | None:
         raise FileFormatError(name, f"not an ISO 8601 timestamp: {text!r}", line=row.line, field=key) from None
 
 
+def _optional_bool(row: Row, key: str, name: str) -> bool | None:
+    value = row.data.get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, bool):
+        raise FileFormatError(name, f"expected true or false, got {value!r}", line=row.line, field=key)
+    return value
+
+
 def _label(value: str | None) -> str | None:
     return None if value is None else value[:4]
 
@@ -192,6 +205,7 @@ def parse_jsonl_scores(rows: list[Row], name: str, index: StudyIndex) -> list[Pa
             scored_at=_optional_time(row, "scored_at", name),
             first_scored_at=_optional_time(row, "first_scored_at", name),
             round_status=status or None,
+            annotator_active=_optional_bool(row, "annotator_active", name),
         ))
     return parsed
 
@@ -240,8 +254,17 @@ def parse_leval_scores(rows: list[Row], name: str, index: StudyIndex, annotator:
 
 
 def _annotators(parsed: list[ParsedScore], name: str, report: AnnotationImportReport) -> dict[str, User]:
-    """Find each named user; create unknown ones as inactive annotators with an unusable random password."""
+    """Find each named user; create unknown ones as annotators, active as the file says, with an unusable password."""
     users: dict[str, User] = {}
+    said: dict[str, tuple[bool, int]] = {}  # username -> (active, first line saying so)
+    for p in parsed:
+        if p.annotator_active is None:
+            continue
+        first = said.setdefault(p.annotator, (p.annotator_active, p.line))
+        if first[0] != p.annotator_active:
+            raise FileFormatError(name, f"{p.annotator} is active on line {first[1]} of the file but not here"
+                                  if first[0] else f"{p.annotator} is inactive on line {first[1]} of the file but "
+                                  "active here", line=p.line, field="annotator_active")
     for username in sorted({p.annotator for p in parsed}):
         user = db.session.scalars(select(User).where(User.username == username)).first()
         if user is None:
@@ -250,11 +273,14 @@ def _annotators(parsed: list[ParsedScore], name: str, report: AnnotationImportRe
             if not USERNAME_RE.match(username):
                 line = next(p.line for p in parsed if p.annotator == username)
                 raise FileFormatError(name, f"{username!r} is not a valid username", line=line, field="annotator")
-            user = User(username=username, role="annotator", active=False)
-            user.set_password(generate_password())
+            active = said.get(username, (False, 0))[0]
+            user = User(username=username, role="annotator", active=active)
+            user.set_password(generate_password())  # nobody knows it: an admin resets it to hand the account over
             db.session.add(user)
             db.session.flush()
             report.annotators_created.append(username)
+            if not active:
+                report.annotators_created_inactive.append(username)
         users[username] = user
     return users
 

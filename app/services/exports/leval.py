@@ -20,7 +20,7 @@ from ...models import (
     AnnotationRound, Answer, Document, Question, Reference, Score, StudyQuestion, StudySystem, System, User,
 )
 from ..importers.documents import REFERENCE_KEYS
-from ..studies.membership import shown_answers
+from ..studies.membership import is_current_condition, shown_answers
 
 SCORE_SEPARATOR = "\n ---------------------- Your Score (1~5) ----------------------\n"
 FILENAME_RE = re.compile(r"^files_from_(?P<name>.+?)(?:\.evaled)?\.jsonl$")
@@ -115,25 +115,64 @@ def leval_lines(study_id: int, annotator: str) -> list[dict[str, Any]]:
     return lines
 
 
+SCORE_MARKER = SCORE_SEPARATOR.strip()
+
+
 def _scored_answer(answer: Answer | None, scores: dict[int, int]) -> str:
     if answer is None:
         return ""
-    if answer.id not in scores:
-        return answer.text
-    return f"{answer.text}{SCORE_SEPARATOR}{scores[answer.id]}"
+    if answer.id in scores:
+        return f"{answer.text}{SCORE_SEPARATOR}{scores[answer.id]}"
+    if SCORE_MARKER in answer.text:
+        # An unscored answer quoting the separator would read back as scored: close it with an empty
+        # score, as L-Eval's form shows an answer not scored yet.
+        return f"{answer.text}{SCORE_SEPARATOR}"
+    return answer.text
 
 
 def split_scored_answer(value: str) -> tuple[str, str | None]:
-    """Split 'answer + separator + score' into (answer, score text); score is None when unscored."""
+    """Split 'answer + separator + score' at the last separator into (answer, score text).
+
+    The score is None when the answer is unscored: no separator, or nothing but spaces after it.
+    """
     if SCORE_SEPARATOR in value:
         answer, _, score = value.rpartition(SCORE_SEPARATOR)
-        return answer, score
-    # L-Eval's form drops carriage returns and browsers may trim; accept the separator without its newlines.
-    marker = SCORE_SEPARATOR.strip()
-    if marker in value:
-        answer, _, score = value.rpartition(marker)
-        return answer.rstrip("\n"), score
-    return value, None
+    elif SCORE_MARKER in value:
+        # L-Eval's form drops carriage returns and browsers may trim; accept the separator without its newlines.
+        answer, _, score = value.rpartition(SCORE_MARKER)
+        answer = answer.rstrip("\n")
+    else:
+        return value, None
+    return answer, score if score.strip() else None
+
+
+def leval_left_out(study_id: int, annotator: str) -> dict[str, int]:
+    """Count, per system, the scores of the annotator's latest round that the leval file cannot hold.
+
+    Those are scores of answers the study no longer shows: a system that left the study, a question
+    it dropped, or an older answer version (stale). The jsonl and csv exports hold them.
+    """
+    user_id = db.session.scalar(select(User.id).where(User.username == annotator))
+    current = latest_round(study_id, user_id) if user_id is not None else None
+    if current is None:
+        return {}
+    return dict(db.session.execute(
+        select(System.name, func.count(Score.id)).join(Answer, Answer.id == Score.answer_id)
+        .join(System, System.id == Answer.system_id)
+        .where(Score.round_id == current.id, ~is_current_condition(study_id))
+        .group_by(System.name).order_by(System.name)
+    ).all())
+
+
+def left_out_note(counts: dict[str, int]) -> str | None:
+    """Say what a leval file leaves out, or None when it holds every score of the latest round."""
+    if not counts:
+        return None
+    total = sum(counts.values())
+    per_system = ", ".join(f"{name}: {count}" for name, count in counts.items())
+    return (f"left out {total} score{'s' if total != 1 else ''} ({per_system}) given to answers the study no "
+            "longer shows (a system or question that left it, or an older answer version); "
+            "L-Eval's layout has no place for them, the jsonl and csv exports hold them")
 
 
 def annotators_with_scores(study_id: int) -> list[str]:

@@ -19,7 +19,7 @@ SCORE_FIELDS = (
     "annotator", "system", "document_id", "question_id", "query", "answer_label", "score", "comment",
     "scored_at", "seconds_spent", "round", "round_status", "first_scored_at", "task", "document_sha256",
     "question_position", "gt", "prediction_file", "prediction_file_sha256", "answer_sha256", "answer_version",
-    "stale", "study", "app_version",
+    "stale", "annotator_active", "study", "app_version",
 )
 ROUND_CHOICES = ("all", "current")
 
@@ -44,7 +44,8 @@ def score_rows(study_id: int, rounds: str = "all", annotator: str | None = None,
     """Return the study's scores (or only each annotator's latest round) as export rows, in a stable order.
 
     Every row names the exact answer version scored (`answer_sha256`, `answer_version`); `stale`
-    is true when the study no longer shows that version (a score results leave out).
+    is true when the study no longer shows that version (a score results leave out);
+    `annotator_active` lets a re-import create the account as it was.
     """
     if rounds not in ROUND_CHOICES:
         raise ValueError(f"rounds must be one of {ROUND_CHOICES}, not {rounds!r}")
@@ -54,7 +55,7 @@ def score_rows(study_id: int, rounds: str = "all", annotator: str | None = None,
             Score.value, Score.comment, Score.updated_at, Score.seconds_spent, AnnotationRound.number,
             AnnotationRound.status, Score.created_at, Document.task, Document.sha256, Question.position,
             Question.reference, PredictionFile.filename, PredictionFile.sha256, Score.answer_sha256, Answer.version,
-            Score.answer_id, include_stale=True,
+            Score.answer_id, User.active, include_stale=True,
         )
         .join(User, User.id == AnnotationRound.annotator_id)
         .join(Prediction, Prediction.id == Answer.prediction_id)
@@ -74,7 +75,7 @@ def score_rows(study_id: int, rounds: str = "all", annotator: str | None = None,
     rows = []
     for (username, system, document_id, question_id, query, label, value, comment, updated, seconds, number,
          status, created, task, document_sha, position, gt, filename, file_sha, answer_sha, version,
-         answer_id) in db.session.execute(stmt):
+         answer_id, active) in db.session.execute(stmt):
         rows.append({
             "annotator": username, "system": system, "document_id": document_id, "question_id": question_id,
             "query": query, "answer_label": label or "", "score": value, "comment": comment or "",
@@ -83,6 +84,6 @@ def score_rows(study_id: int, rounds: str = "all", annotator: str | None = None,
             "document_sha256": document_sha, "question_position": position, "gt": gt,
             "prediction_file": filename or "", "prediction_file_sha256": file_sha or "",
             "answer_sha256": answer_sha, "answer_version": version, "stale": answer_id not in shown,
-            "study": study_name, "app_version": __version__,
+            "annotator_active": bool(active), "study": study_name, "app_version": __version__,
         })
     return rows

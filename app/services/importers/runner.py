@@ -8,7 +8,7 @@ from typing import Callable
 from ...extensions import db
 from ...text import sha256_bytes
 from .documents import collection_for, parse_reference_rows, parse_task_rows, store_documents
-from ...metrics.files import FileFormatError, Row, describe_file, parse_jsonl
+from ...metrics.files import FileFormatError, Row, describe_file, is_lveval_file_name, parse_jsonl
 from .predictions import parse_prediction_rows, store_predictions
 
 # Documents first, so prediction rows find their questions in the same run.
@@ -84,9 +84,13 @@ def import_path(
     path = Path(path)
     report = ImportReport()
     loaded = []
+    lveval: dict[str, list[tuple[str, bytes]]] = {}
     for file in find_files(path):
         name = display_name(file, path)
         raw = file.read_bytes()
+        if is_lveval_file_name(file):  # LV-Eval model folders are imported per model, after the L-Eval files
+            lveval.setdefault(file.parent.name, []).append((name, raw))
+            continue
         try:
             rows = parse_jsonl(raw, name)
             fmt = detect_format(rows[0])
@@ -102,7 +106,25 @@ def import_path(
             progress(name)
         report.files.append(import_rows(file, name, fmt, rows, raw, replace=replace, uploaded_by_id=uploaded_by_id,
                                         demo=demo))
+    for system, payloads in lveval.items():
+        if progress:
+            progress(system)
+        report.files.append(import_lveval_model(system, payloads, replace=replace, uploaded_by_id=uploaded_by_id,
+                                                demo=demo))
     return report
+
+
+def import_lveval_model(system: str, payloads: list[tuple[str, bytes]], *, replace: bool,
+                        uploaded_by_id: int | None, demo: bool = False) -> FileReport:
+    """One LV-Eval model folder as one report line: imported whole, or its first error."""
+    from ..lveval import import_payloads
+
+    model = import_payloads(system, payloads, replace=replace, uploaded_by_id=uploaded_by_id, demo=demo)
+    result = FileReport(file=f"{system}/ (LV-Eval, {len(payloads)} files)", format="lveval",
+                        rows=model.counts.get("rows", 0), counts=model.counts)
+    if model.errors:
+        result.error = model.errors[0]
+    return result
 
 
 def import_rows(

@@ -54,6 +54,11 @@ def submit_job(kind: str, params: dict, *, user_id: int | None = None, total: in
     return job
 
 
+def enqueue(job_id: int) -> None:
+    """Hand a queued job (submitted with enqueue=False) to the queue."""
+    _enqueue(job_id)
+
+
 def _enqueue(job_id: int) -> None:
     # The worker module installs the queue on the app; reaching it here keeps this module free of huey.
     current_app.extensions["job_queue"](job_id)

@@ -3,6 +3,7 @@
 Job params fingerprint the judged texts and the prompt, so launching the same run twice is
 refused while a run on changed predictions is a new job. Usage (calls, tokens, cost) is
 cumulative over a job's attempts, and so is its budget: a resumed job spends only what is left.
+Each call is counted before it is sent (app.services.jobs.usage), so a crash can only over-count.
 """
 from __future__ import annotations
 
@@ -18,16 +19,14 @@ from ...models import Job, JudgePrompt
 from ...models.base import utcnow
 from ..jobs import JobCancelled, JobContext, submit_job
 from ..jobs.lifecycle import params_hash
-from ...judge import (
-    CostEstimate, JudgmentResult, PromptTemplate, RunSummary, cost_usd, estimate, price_for, run_judgments,
-)
+from ..jobs.usage import JobUsageLedger, previous_usage
+from ...judge import CostEstimate, JudgmentResult, PromptTemplate, RunSummary, estimate, price_for, run_judgments
 from .pairs import JudgePair, PairError, build_pairs, inputs_fingerprint, system_named
 from .prompt_versions import as_template, get_prompt
+from ...judge.profiles import JudgeProfile, get_profile
 from .reports import JOB_KIND, RunSpec
 from .settings import JudgeSettings, check_concurrency, load_settings
 from .db_cache import DBJudgeCache
-
-USAGE_KEYS = ("api_calls", "prompt_tokens", "completion_tokens", "cost_usd")
 
 
 class JudgeRunError(ValueError):
@@ -53,6 +52,10 @@ class PreparedRun:
     def template(self) -> PromptTemplate:
         return as_template(self.prompt)
 
+    @property
+    def profile(self) -> JudgeProfile:
+        return self.spec.judge_profile
+
     def cache(self, job_id: int | None = None) -> DBJudgeCache:
         return DBJudgeCache.for_pairs(self.pairs, judge_model=self.spec.judge_model, prompt_id=self.prompt.id,
                                       temperature=self.spec.temperature, system_id=self.system_id,
@@ -68,6 +71,7 @@ def prepare_run(spec: RunSpec, *, budget_usd: float | None = None) -> PreparedRu
     prompt = get_prompt(spec.prompt_id)
     if prompt is None:
         raise JudgeRunError(f"no prompt #{spec.prompt_id}")
+    check_profile(spec, prompt)
     settings = load_settings()
     if budget_usd is not None:
         if budget_usd <= 0:
@@ -76,7 +80,7 @@ def prepare_run(spec: RunSpec, *, budget_usd: float | None = None) -> PreparedRu
             raise JudgeRunError(f"no price for {spec.judge_model!r}: add it to the price table to set a USD budget")
     try:
         system, baseline = system_named(spec.system), system_named(spec.baseline)
-        pairs = build_pairs(system, baseline, spec.scope)
+        pairs = build_pairs(system, baseline, spec.scope, spec.profile)
     except PairError as exc:
         raise JudgeRunError(str(exc)) from None
     if not pairs:
@@ -84,12 +88,27 @@ def prepare_run(spec: RunSpec, *, budget_usd: float | None = None) -> PreparedRu
     return PreparedRun(spec, prompt, pairs, settings, system.id, baseline.id)
 
 
+def check_profile(spec: RunSpec, prompt: JudgePrompt) -> JudgeProfile:
+    """Refuse a run its profile does not allow: another prompt or temperature than a fixed one."""
+    try:
+        profile = get_profile(spec.profile)
+    except ValueError as exc:
+        raise JudgeRunError(str(exc)) from None
+    fixed = profile.template
+    if fixed is not None and as_template(prompt).fingerprint() != fixed.fingerprint():
+        raise JudgeRunError(f"the {profile.name} profile judges with its own prompt ({fixed.name}) only")
+    if profile.temperature is not None and spec.temperature != profile.temperature:
+        raise JudgeRunError(f"the {profile.name} profile judges at temperature {profile.temperature:g} only, "
+                            "as the reference script does")
+    return profile
+
+
 def dry_run(spec: RunSpec) -> dict[str, Any]:
     """Estimate calls, tokens and cost of a run without calling the API; cached judgments are free."""
     run = prepare_run(spec)
     estimated: CostEstimate = estimate(
         [pair.item for pair in run.pairs], run.template, spec.judge_model, prices=run.settings.prices,
-        cache=run.cache(), temperature=spec.temperature,
+        cache=run.cache(), temperature=spec.temperature, profile=run.profile,
     )
     return {**estimated, "pairs": len(run.pairs), "judgments": 2 * len(run.pairs),
             "priced": price_for(spec.judge_model, run.settings.prices) is not None}
@@ -114,19 +133,15 @@ def launch(spec: RunSpec, *, concurrency: int, budget_usd: float | None, user_id
     return submit_job(JOB_KIND, params, user_id=user_id, total=2 * len(run.pairs))
 
 
-def _previous_usage(job: Job | None) -> dict[str, Any]:
-    """Return the usage a job recorded in earlier attempts (zeros for a new job)."""
-    result = (job.result if job is not None else None) or {}
-    return {key: result.get(key, 0) for key in USAGE_KEYS}
-
-
 def _add_usage(before: dict[str, Any], summary: RunSummary) -> dict[str, Any]:
     # cost_usd is None for a model without a price: tokens only, then and now.
     cost = None if summary.cost_usd is None else (before["cost_usd"] or 0.0) + summary.cost_usd
     return {"api_calls": before["api_calls"] + summary.api_calls,
             "prompt_tokens": before["prompt_tokens"] + summary.prompt_tokens,
             "completion_tokens": before["completion_tokens"] + summary.completion_tokens,
-            "cost_usd": cost}
+            "cost_usd": cost,
+            # Calls of crashed attempts whose replies never came stay counted at their reservations.
+            "reserved_calls": before["reserved_calls"], "reserved_usd": before["reserved_usd"]}
 
 
 def summary_result(summary: RunSummary, usage: dict[str, Any], pairs: int) -> dict[str, Any]:
@@ -138,7 +153,7 @@ def summary_result(summary: RunSummary, usage: dict[str, Any], pairs: int) -> di
 
 def execute(run: PreparedRun, *, concurrency: int, budget_usd: float | None, job_id: int | None = None,
             on_progress: Callable[[int, JudgmentResult], None] | None = None,
-            cancel: threading.Event | None = None) -> RunSummary:
+            cancel: threading.Event | None = None, ledger: JobUsageLedger | None = None) -> RunSummary:
     """Judge a prepared run through the API with the DB cache; every call's row is committed as it lands."""
     cache = run.cache(job_id)
     done = 0
@@ -155,7 +170,8 @@ def execute(run: PreparedRun, *, concurrency: int, budget_usd: float | None, job
     return run_judgments(
         run.settings.client(), [pair.item for pair in run.pairs], model=run.spec.judge_model,
         template=run.template, cache=cache, temperature=run.spec.temperature, concurrency=concurrency,
-        budget_usd=budget_usd, prices=run.settings.prices, cancel=cancel, on_result=on_result,
+        budget_usd=budget_usd, prices=run.settings.prices, cancel=cancel, on_result=on_result, profile=run.profile,
+        ledger=ledger,
     )
 
 
@@ -167,30 +183,22 @@ def judge_job(ctx: JobContext) -> dict[str, Any]:
     if inputs_fingerprint(run.pairs, run.template) != params.get("fingerprint"):
         raise JudgeRunError("the predictions or the prompt changed since this job was launched; launch a new run")
     job = db.session.get(Job, ctx.job_id)
-    before = _previous_usage(job)
+    # Usage of earlier attempts, calls lost in flight by a crash counted at their reservations.
+    before = previous_usage(job)
     budget = params.get("budget_usd")
     remaining = None if budget is None else max(0.0, float(budget) - (before["cost_usd"] or 0.0))
     total = 2 * len(run.pairs)
     ctx.progress(0, total, f"Judging {len(run.pairs)} pairs in both orders")
     cancel = threading.Event()
-    running = dict(before)
 
     def on_progress(done: int, result: JudgmentResult) -> None:
-        if not result.cached:
-            running["api_calls"] += 1
-            running["prompt_tokens"] += result.prompt_tokens
-            running["completion_tokens"] += result.completion_tokens
-            call_cost = cost_usd(spec.judge_model, result.prompt_tokens, result.completion_tokens, run.settings.prices)
-            if call_cost is not None:
-                running["cost_usd"] = (running["cost_usd"] or 0.0) + call_cost
         ctx.progress(done, total, f"{done} of {total} judgments", commit=False)
-        # Usage so far survives a crash, so a resumed job keeps its budget honest.
-        db.session.execute(update(Job).where(Job.id == ctx.job_id).values(result={**running, "partial": True}))
         if ctx.cancelled():
             cancel.set()
 
     summary = execute(run, concurrency=int(params.get("concurrency", 8)), budget_usd=remaining,
-                      job_id=ctx.job_id, on_progress=on_progress, cancel=cancel)
+                      job_id=ctx.job_id, on_progress=on_progress, cancel=cancel,
+                      ledger=JobUsageLedger(ctx.job_id, before))
     result = summary_result(summary, _add_usage(before, summary), len(run.pairs))
     db.session.execute(update(Job).where(Job.id == ctx.job_id).values(result=result))
     db.session.commit()
@@ -216,7 +224,7 @@ def record_finished_run(run: PreparedRun, summary: RunSummary, *, concurrency: i
         db.session.add(job)
     total = 2 * len(run.pairs)
     failed = summary.errors > 0
-    job.result = summary_result(summary, _add_usage(_previous_usage(job), summary), len(run.pairs))
+    job.result = summary_result(summary, _add_usage(previous_usage(job), summary), len(run.pairs))
     job.status = "failed" if failed else "done"
     job.error = (f"{summary.errors} of {total} judgments failed and were kept as error rows; resume to retry them"
                  if failed else None)

@@ -5,12 +5,13 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import aliased
 
 from ...extensions import db
 from ...models.corpus import HUMAN_EVAL
 from ...models import Document, Prediction, Question, System
+from ...judge.profiles import DEFAULT as DEFAULT_PROFILE, LEVAL, get_profile
 from ...judge import ORDERS, PairItem, PromptTemplate, answers_in_order, cache_key
 from .settings import LEVAL_BASELINE, load_settings
 
@@ -22,6 +23,8 @@ SCOPES = {
     "all": "Every question both systems answered",
 }
 DEFAULT_SCOPE = "human_eval"
+# llm_eval.py: when a file holds rows with these evaluations (exact spelling), only they are judged.
+LEVAL_JUDGED_WHEN_PRESENT = ("f1", "rouge")
 
 
 class PairError(ValueError):
@@ -64,10 +67,21 @@ def default_baseline() -> str | None:
     return None
 
 
-def build_pairs(system: System, baseline: System, scope: str = DEFAULT_SCOPE) -> list[JudgePair]:
+def _judged_by_leval(prediction) -> object:
+    """llm_eval.py's row selection, per imported file: a file with any "f1" or "rouge" row is judged on those only."""
+    ngram_files = (select(Prediction.file_id)
+                   .where(Prediction.file_id.is_not(None), Prediction.evaluation.in_(LEVAL_JUDGED_WHEN_PRESENT)))
+    return or_(prediction.file_id.is_(None), prediction.file_id.not_in(ngram_files),
+               prediction.evaluation.in_(LEVAL_JUDGED_WHEN_PRESENT))
+
+
+def build_pairs(system: System, baseline: System, scope: str = DEFAULT_SCOPE,
+                profile: str = DEFAULT_PROFILE) -> list[JudgePair]:
     """Pair the two systems' predictions on the questions in `scope` that both answered.
 
     The reference is the question's human reference (`Question.reference`, L-Eval's `gt`).
+    Under the `leval` profile each side also keeps only the rows llm_eval.py would read from
+    its file (see _judged_by_leval).
     """
     if scope not in SCOPES:
         raise PairError(f"unknown scope {scope!r}; choose one of {', '.join(SCOPES)}")
@@ -85,6 +99,8 @@ def build_pairs(system: System, baseline: System, scope: str = DEFAULT_SCOPE) ->
         stmt = stmt.where(Document.collection == HUMAN_EVAL)
     elif scope == "llm":
         stmt = stmt.where(Question.evaluation == "LLM")
+    if get_profile(profile).name == LEVAL:
+        stmt = stmt.where(_judged_by_leval(mine), _judged_by_leval(theirs))
     return [
         JudgePair(PairItem(question.id, question.instruction, question.reference, mine_text, theirs_text),
                   question.id, task)

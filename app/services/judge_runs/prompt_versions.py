@@ -7,6 +7,7 @@ from sqlalchemy.exc import IntegrityError
 from ...extensions import db
 from ...models import JudgePrompt
 from ...judge import DEFAULT_TEMPLATE, PromptTemplate, validate_template
+from ...judge.profiles import LEVAL, PROFILES, get_profile
 
 
 class PromptError(ValueError):
@@ -19,20 +20,40 @@ def as_template(prompt: JudgePrompt) -> PromptTemplate:
                           user_template=prompt.user_template)
 
 
-def ensure_default_prompt() -> JudgePrompt:
-    """Return version 1 of the default prompt, seeding it on first use."""
-    existing = _version(DEFAULT_TEMPLATE.name, DEFAULT_TEMPLATE.version)
+def _ensure(template: PromptTemplate) -> JudgePrompt:
+    existing = _version(template.name, template.version)
     if existing is not None:
         return existing
-    prompt = JudgePrompt(name=DEFAULT_TEMPLATE.name, version=DEFAULT_TEMPLATE.version,
-                         system_text=DEFAULT_TEMPLATE.system, user_template=DEFAULT_TEMPLATE.user_template)
+    prompt = JudgePrompt(name=template.name, version=template.version, system_text=template.system,
+                         user_template=template.user_template)
     db.session.add(prompt)
     try:
         db.session.commit()
     except IntegrityError:  # another process seeded it first
         db.session.rollback()
-        return _version(DEFAULT_TEMPLATE.name, DEFAULT_TEMPLATE.version)
+        return _version(template.name, template.version)
     return prompt
+
+
+def ensure_default_prompt() -> JudgePrompt:
+    """Return version 1 of the default prompt, seeding it (and L-Eval's fixed prompt) on first use."""
+    default = _ensure(DEFAULT_TEMPLATE)
+    _ensure(get_profile(LEVAL).template)
+    return default
+
+
+def ensure_profile_prompt(profile: str) -> JudgePrompt:
+    """Return the prompt a profile judges with: its fixed one (seeded on first use), else the newest default."""
+    fixed = get_profile(profile).template
+    if fixed is None:
+        return current_prompt()
+    ensure_default_prompt()
+    return _ensure(fixed)
+
+
+def is_fixed(prompt: JudgePrompt) -> bool:
+    """True for a profile's fixed prompt (L-Eval's), which is never edited."""
+    return any(p.template is not None and p.template.name == prompt.name for p in PROFILES.values())
 
 
 def _version(name: str, version: int) -> JudgePrompt | None:
@@ -75,6 +96,9 @@ def prompt_by_version(version: int, name: str = DEFAULT_TEMPLATE.name) -> JudgeP
 def create_version(base: JudgePrompt, *, system_text: str, user_template: str,
                    user_id: int | None = None) -> JudgePrompt:
     """Save an edit of `base` as the next version of its prompt; earlier versions stay as they were."""
+    if is_fixed(base):
+        raise PromptError(f"{base.name} is L-Eval's prompt, used verbatim by the leval profile; "
+                          "edit the default prompt instead")
     system_text = system_text.replace("\r\n", "\n").strip()
     user_template = user_template.replace("\r\n", "\n").strip()
     candidate = PromptTemplate(base.name, base.version, system_text, user_template)

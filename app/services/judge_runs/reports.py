@@ -15,7 +15,8 @@ from sqlalchemy import select
 
 from ...extensions import db
 from ...models import Job, JudgePrompt, LLMJudgment
-from ...judge import ORDERS, Aggregation, aggregate, cost_usd, system_outcome
+from ...judge import ORDERS, Aggregation, aggregate, cost_usd, count_outcomes, leval_win_rate, system_outcome
+from ...judge.profiles import DEFAULT as DEFAULT_PROFILE, JudgeProfile, get_profile
 from .pairs import DEFAULT_SCOPE, JudgePair, PairError, build_pairs, default_baseline, inputs_fingerprint, system_named
 from .prompt_versions import as_template
 from .settings import load_settings
@@ -34,16 +35,26 @@ class RunSpec:
     prompt_id: int
     temperature: float = 0.0
     scope: str = DEFAULT_SCOPE
+    profile: str = DEFAULT_PROFILE
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> RunSpec:
+        get_profile(params.get("profile"))  # an unknown profile is a ValueError here, not deep in a report
         return cls(system=str(params["system"]), baseline=str(params["baseline"]),
                    judge_model=str(params["judge_model"]), prompt_id=int(params["prompt_id"]),
-                   temperature=float(params.get("temperature", 0.0)), scope=str(params.get("scope", DEFAULT_SCOPE)))
+                   temperature=float(params.get("temperature", 0.0)), scope=str(params.get("scope", DEFAULT_SCOPE)),
+                   profile=str(params.get("profile", DEFAULT_PROFILE)))
 
     def params(self) -> dict[str, Any]:
-        return {"system": self.system, "baseline": self.baseline, "judge_model": self.judge_model,
-                "prompt_id": self.prompt_id, "temperature": self.temperature, "scope": self.scope}
+        params = {"system": self.system, "baseline": self.baseline, "judge_model": self.judge_model,
+                  "prompt_id": self.prompt_id, "temperature": self.temperature, "scope": self.scope}
+        if self.profile != DEFAULT_PROFILE:  # runs from before profiles keep their identity
+            params["profile"] = self.profile
+        return params
+
+    @property
+    def judge_profile(self) -> JudgeProfile:
+        return get_profile(self.profile)
 
 
 @dataclass(frozen=True)
@@ -95,8 +106,9 @@ def run_report(spec: RunSpec, *, bootstrap_iterations: int = 1000) -> RunReport:
     if prompt is None:
         raise PairError(f"prompt #{spec.prompt_id} no longer exists")
     template = as_template(prompt)
-    pairs = build_pairs(system_named(spec.system), system_named(spec.baseline), spec.scope)
-    prompt_key = template.fingerprint()
+    profile = spec.judge_profile
+    pairs = build_pairs(system_named(spec.system), system_named(spec.baseline), spec.scope, profile.name)
+    prompt_key = profile.prompt_key(template)
     keys = [pair.keys(spec.judge_model, prompt_key, spec.temperature) for pair in pairs]
     stored = rows_by_key(key for pair_keys in keys for key in pair_keys.values())
     reports, verdicts = [], []
@@ -141,7 +153,7 @@ def known_runs() -> dict[RunSpec, Job]:
 def win_rates(system_names: Iterable[str] | None = None, baseline: str | None = None) -> dict[str, list[dict]]:
     """Return {system: [win-rate entry per baseline, judge model and prompt version]}.
 
-    Each entry has judge_model, prompt_version, win_rate (L-Eval), win_rate_fastchat,
+    Each entry has judge_model, profile (and its label), prompt_version, win_rate (L-Eval), win_rate_fastchat,
     ci_low, ci_high (bootstrap 95%), errors, inconsistent, consistency and n_pairs, plus
     wins/losses/ties, pending, baseline, scope, prompt_id, temperature and job_id.
     Runs with no verdict yet are left out. The default baseline's entries come first.
@@ -160,7 +172,7 @@ def win_rates(system_names: Iterable[str] | None = None, baseline: str | None = 
             continue
         table.setdefault(spec.system, []).append(_entry(report, job))
     for entries in table.values():
-        entries.sort(key=lambda e: (e["baseline"] != preferred, e["baseline"], e["judge_model"],
+        entries.sort(key=lambda e: (e["baseline"] != preferred, e["baseline"], e["judge_model"], e["profile"],
                                     -e["prompt_version"], e["scope"], e["temperature"]))
     return table
 
@@ -169,6 +181,8 @@ def _entry(report: RunReport, job: Job) -> dict:
     agg, spec = report.aggregation, report.spec
     return {
         "judge_model": spec.judge_model,
+        "profile": spec.profile,
+        "profile_label": spec.judge_profile.label,
         "prompt_version": report.prompt.version,
         "prompt_name": report.prompt.name,
         "prompt_id": spec.prompt_id,
@@ -189,3 +203,19 @@ def _entry(report: RunReport, job: Job) -> dict:
         "pending": report.pending,
         "job_id": job.id,
     }
+
+
+def task_win_rates(spec: RunSpec) -> dict[str, tuple[float | None, int]]:
+    """{task: (L-Eval win %, judged verdicts)} of one run, from its stored judgments."""
+    report = run_report(spec, bootstrap_iterations=0)
+    by_task: dict[str, list[_Verdict]] = {}
+    for pair_report in report.pairs:
+        for order, row in pair_report.rows.items():
+            if row is not None:
+                by_task.setdefault(pair_report.pair.task, []).append(
+                    _Verdict(pair_report.pair.item.pair_id, order, row.verdict))
+    rates = {}
+    for task, verdicts in by_task.items():
+        counts = count_outcomes(verdicts)
+        rates[task] = (leval_win_rate(verdicts), counts["win"] + counts["loss"] + counts["tie"])
+    return rates

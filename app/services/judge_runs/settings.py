@@ -3,6 +3,10 @@
 Environment variables OPENAI_BASE_URL and OPENAI_API_KEY are the defaults; a value saved
 in the settings page wins. The key is stored so the worker can use it, but it is never
 rendered back, logged, put in job params or exported: pages show `masked_key` only.
+
+A key belongs to the endpoint it was entered for (scheme, host and port; the environment's key
+to the environment's base URL): it is never sent anywhere else. Changing the base URL removes
+the saved key unless a key is entered in the same form, and only admins change either.
 """
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import json
 import math
 import os
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
@@ -18,12 +23,15 @@ from ...extensions import db
 from ...models import Setting
 from ...judge import DEFAULT_PRICES, ModelPrice, make_client, mask_api_key
 from ...judge.runner import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S
+from ...llm.client import LOCAL_SERVER_PLACEHOLDER_KEY
 
 if TYPE_CHECKING:
     import openai
 
 PREFIX = "judge."
-KEYS = ("base_url", "api_key", "model", "baseline", "max_retries", "timeout_s", "prices")
+KEYS = ("base_url", "api_key", "api_key_origin", "model", "baseline", "max_retries", "timeout_s", "prices")
+# Where the openai client sends requests when no base URL is set.
+OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_JUDGE_MODEL = "gpt-4"
 # L-Eval reports win rates against this system unless told otherwise.
 LEVAL_BASELINE = "turbo-16k-0613"
@@ -32,6 +40,21 @@ MAX_CONCURRENCY = 64
 
 class SettingsError(ValueError):
     """A settings value that cannot be saved."""
+
+
+class EndpointChangeNotAllowed(SettingsError):
+    """Someone other than an admin tried to change the base URL or the API key."""
+
+
+def endpoint_origin(base_url: str) -> str:
+    """The scheme, host and port requests to a base URL go to (OpenAI's when it is empty)."""
+    parts = urlsplit(base_url.strip() or OPENAI_DEFAULT_BASE_URL)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:  # a port that is not a number: nothing a key could be bound to
+        port = None
+    return f"{scheme}://{(parts.hostname or '').lower()}:{port or {'http': 80, 'https': 443}.get(scheme, '')}"
 
 
 @dataclass(frozen=True)
@@ -45,6 +68,8 @@ class JudgeSettings:
     prices: dict[str, ModelPrice]
     base_url_source: str  # "settings", "environment" or "" (OpenAI's default endpoint)
     api_key_source: str
+    # When a key exists but belongs to another endpoint: that endpoint (the key is not used).
+    key_withheld_for: str = ""
 
     @property
     def masked_key(self) -> str:
@@ -53,7 +78,10 @@ class JudgeSettings:
 
     def client(self) -> "openai.OpenAI":
         """Build the OpenAI client for these settings (retries honour Retry-After)."""
-        return make_client(self.base_url or None, self.api_key or None,
+        if not self.api_key and not self.base_url:
+            raise ValueError("no API key: set OPENAI_API_KEY or configure a key in the settings")
+        # Never None: the client would read OPENAI_API_KEY itself and send it wherever base_url points.
+        return make_client(self.base_url or OPENAI_DEFAULT_BASE_URL, self.api_key or LOCAL_SERVER_PLACEHOLDER_KEY,
                            max_retries=self.max_retries, timeout=self.timeout_s)
 
     def __repr__(self) -> str:  # keep the key out of tracebacks and debug logs
@@ -71,16 +99,22 @@ def load_settings() -> JudgeSettings:
     stored = stored_values()
     base_url, base_source = _with_env(stored.get("base_url", ""), "OPENAI_BASE_URL")
     api_key, key_source = _with_env(stored.get("api_key", ""), "OPENAI_API_KEY")
+    if key_source == "settings":  # a key saved before keys were bound: to the endpoint it was saved with
+        key_origin = stored.get("api_key_origin") or endpoint_origin(base_url)
+    else:
+        key_origin = endpoint_origin(os.environ.get("OPENAI_BASE_URL", ""))
+    withheld = key_origin if api_key and key_origin != endpoint_origin(base_url) else ""
     return JudgeSettings(
         base_url=base_url,
-        api_key=api_key,
+        api_key="" if withheld else api_key,
         model=stored.get("model") or DEFAULT_JUDGE_MODEL,
         baseline=stored.get("baseline") or "",
         max_retries=int(stored.get("max_retries") or DEFAULT_MAX_RETRIES),
         timeout_s=float(stored.get("timeout_s") or DEFAULT_TIMEOUT_S),
         prices=parse_prices(stored["prices"]) if stored.get("prices") else dict(DEFAULT_PRICES),
         base_url_source=base_source,
-        api_key_source=key_source,
+        api_key_source="" if withheld else key_source,
+        key_withheld_for=withheld,
     )
 
 
@@ -128,21 +162,37 @@ def save_settings(
     max_retries: int | None = None,
     timeout_s: float | None = None,
     prices_json: str | None = None,
-) -> None:
-    """Validate and store the given settings; None leaves a value unchanged.
+    may_change_endpoint: bool = True,
+) -> bool:
+    """Validate and store the given settings; None leaves a value unchanged. Return True if the key was removed.
 
-    An empty `api_key` keeps the stored key (the form never shows it); `clear_api_key` removes it.
+    An empty `api_key` keeps the stored key (the form never shows it) unless the base URL changes:
+    then the stored key is removed, so that it never goes to the new address. `clear_api_key`
+    removes it. Without `may_change_endpoint` (not an admin), changing the base URL or the key
+    raises EndpointChangeNotAllowed and nothing is saved.
     """
+    stored = stored_values()
     values: dict[str, str] = {}
+    url_changed = False
     if base_url is not None:
         base_url = base_url.strip()
         if base_url and not base_url.startswith(("http://", "https://")):
             raise SettingsError("base URL must start with http:// or https://")
+        url_changed = base_url != stored.get("base_url", "")
         values["base_url"] = base_url
+    api_key = (api_key or "").strip()
+    if (url_changed or api_key or clear_api_key) and not may_change_endpoint:
+        raise EndpointChangeNotAllowed("Only an admin may change the base URL or the API key.")
+    key_removed = False
     if clear_api_key:
-        values["api_key"] = ""
+        values["api_key"] = values["api_key_origin"] = ""
     elif api_key:
-        values["api_key"] = api_key.strip()
+        effective_url = base_url if base_url is not None else stored.get("base_url", "")
+        values["api_key"] = api_key
+        values["api_key_origin"] = endpoint_origin(effective_url or os.environ.get("OPENAI_BASE_URL", ""))
+    elif url_changed and stored.get("api_key"):
+        values["api_key"] = values["api_key_origin"] = ""
+        key_removed = True
     if model is not None:
         values["model"] = model.strip()
     if baseline is not None:
@@ -164,6 +214,7 @@ def save_settings(
         else:
             setting.value = value
     db.session.commit()
+    return key_removed
 
 
 def check_concurrency(concurrency: int) -> int:
@@ -174,6 +225,6 @@ def check_concurrency(concurrency: int) -> int:
 
 
 __all__ = [
-    "DEFAULT_CONCURRENCY", "DEFAULT_JUDGE_MODEL", "JudgeSettings", "LEVAL_BASELINE", "SettingsError",
-    "check_concurrency", "load_settings", "parse_prices", "prices_as_json", "save_settings",
+    "DEFAULT_CONCURRENCY", "DEFAULT_JUDGE_MODEL", "EndpointChangeNotAllowed", "JudgeSettings", "LEVAL_BASELINE", "SettingsError",
+    "check_concurrency", "endpoint_origin", "load_settings", "parse_prices", "prices_as_json", "save_settings",
 ]

@@ -8,15 +8,18 @@ from sqlalchemy import and_, func, select, true
 from ...extensions import db
 from ...metrics import METRIC_KEYS
 from ...models import Document, MetricAggregate, MetricResult, Prediction, Question, Reference, System
-from ...models.corpus import HUMAN_EVAL
+from ...models.corpus import HUMAN_EVAL, LVEVAL
+from ..lveval.scoring import AVERAGE_METRIC, CELL_METRIC
+from ..system_keys import keys_of
 from ..judge_runs import win_rates
 from ...metrics.files import LEVAL_TASKS as LEVAL_TASK_ORDER
+from ...metrics.selection import SCOPE_COUNTED
 from .compute import OVERALL, AVERAGED_METRICS, HUMAN_EVAL_BUCKET
 
 METRIC_LABELS = {
     "exact_match": "Exam (exact match)", "f1": "F1", "rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L",
     "rouge_geo": "ROUGE geo-mean", "keyword_f1": "Keyword F1", "avg_words": "Avg words", "delta_words": "ΔL (words)",
-    "pred_words": "Prediction words", "ref_words": "Reference words",
+    "pred_words": "Prediction words", "ref_words": "Reference words", "lveval": "LV-Eval score",
 }
 # The leaderboard's columns, as in L-Eval's: exam, F1 and ROUGE-L averages, judge win %, length and ΔL.
 LEADERBOARD_METRICS = ("exact_match", "f1", "rougeL", "avg_words", "delta_words")
@@ -24,6 +27,7 @@ PRIMARY_ORDER = ("exact_match", "keyword_f1", "rougeL", "f1")
 # Per-question values behind a file-level metric.
 ITEM_KEYS = {"avg_words": "pred_words", "delta_words": "pred_words"}
 PER_PAGE = 50
+LVEVAL_METRICS = (CELL_METRIC, AVERAGE_METRIC)
 
 
 def task_sort_key(task: str) -> tuple:
@@ -43,6 +47,7 @@ class LeaderboardRow:
     values: dict[str, tuple[float, int]] = field(default_factory=dict)
     tasks: dict[str, int] = field(default_factory=dict)  # metric -> how many tasks the average covers
     judge: list[dict] = field(default_factory=list)
+    keys: dict = field(default_factory=dict)  # L-Eval's leaderboard keys (services.system_keys.keys_of)
 
     def value(self, metric: str) -> float | None:
         entry = self.values.get(metric)
@@ -60,11 +65,15 @@ def _aggregates(profile: str, task: str | None = None, system_id: int | None = N
 
 def leaderboard(profile: str, sort: str = "exact_match") -> list[LeaderboardRow]:
     """Rows for every system with predictions, sorted by `sort` (highest first; missing values last)."""
+    # L-Eval's board: LV-Eval's predictions have their own tab (services.lveval.report).
     counts = dict(db.session.execute(
-        select(Prediction.system_id, func.count()).group_by(Prediction.system_id)
+        select(Prediction.system_id, func.count()).join(Question, Prediction.question_id == Question.id)
+        .join(Document, Question.document_id == Document.id).where(Document.collection != LVEVAL)
+        .group_by(Prediction.system_id)
     ).all())
     rows = {
-        system.id: LeaderboardRow(system_id=system.id, system=system.name, predictions=counts[system.id])
+        system.id: LeaderboardRow(system_id=system.id, system=system.name, predictions=counts[system.id],
+                                  keys=keys_of(system))
         for system in db.session.scalars(select(System).where(System.id.in_(list(counts))))
     }
     for agg in _aggregates(profile):
@@ -116,7 +125,7 @@ def task_matrix(profile: str, metric: str = "primary") -> TaskMatrix:
     available: dict[str, set[str]] = {}
     values: dict[tuple[int, str, str], tuple[float, int]] = {}
     for agg in _aggregates(profile):
-        if agg.task == OVERALL:
+        if agg.task == OVERALL or agg.metric in LVEVAL_METRICS:
             continue
         available.setdefault(agg.task, set()).add(agg.metric)
         values[(agg.system_id, agg.task, agg.metric)] = (agg.value, agg.n)
@@ -137,6 +146,8 @@ def system_tasks(system_id: int, profile: str) -> list[tuple[str, dict[str, tupl
     """One system's aggregates per task ('*' first), under one profile."""
     by_task: dict[str, dict[str, tuple[float, int]]] = {}
     for agg in _aggregates(profile, system_id=system_id):
+        if agg.metric in LVEVAL_METRICS:
+            continue  # LV-Eval's table is on its own page
         by_task.setdefault(agg.task, {})[agg.metric] = (agg.value, agg.n)
     overall = by_task.pop(OVERALL, None)
     ordered = sorted(by_task.items(), key=lambda item: task_sort_key(item[0]))
@@ -166,11 +177,13 @@ class QuestionPage:
 
 
 def _bucket_filter(task: str, metric: str):
+    """The answers behind one aggregate: a task's counted rows (selection), the human-eval subset's every row."""
+    counted = MetricResult.scope == SCOPE_COUNTED
     if task == HUMAN_EVAL_BUCKET:
         return Document.collection == HUMAN_EVAL
     if task == OVERALL:
-        return Document.collection != HUMAN_EVAL if metric in AVERAGED_METRICS else true()
-    return and_(Document.collection != HUMAN_EVAL, Document.task == task)
+        return and_(Document.collection != HUMAN_EVAL, counted) if metric in AVERAGED_METRICS else true()
+    return and_(Document.collection != HUMAN_EVAL, Document.task == task, counted)
 
 
 def question_values(system_id: int, task: str, metric: str, profile: str, *, page: int = 1, sort: str = "file",

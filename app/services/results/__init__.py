@@ -2,12 +2,14 @@
 from . import analysis_cache
 from .length_flags import SystemFlag, prompt_rows, set_length_instruction_flags, systems_with_flags
 from .metric_values import AUTOMATIC_METRICS, LENGTH_KEY, LENGTH_LABEL, PROFILE_LABELS, MetricColumn, metric_columns
-from .assemble import analyse, columns_for, current_scores, disagreements, full_results, length_instructed_systems
+from .assemble import (
+    analyse, columns_for, current_scores, disagreements, full_results, length_instructed_systems, rater_agreement,
+)
 from .scores import VIEW_LABELS, VIEWS, AnnotatorProgress, CurrentScores, load_current_scores
 
 __all__ = [
     "AUTOMATIC_METRICS", "AnnotatorProgress", "CurrentScores", "LENGTH_KEY", "LENGTH_LABEL", "MetricColumn",
     "PROFILE_LABELS", "SystemFlag", "VIEWS", "VIEW_LABELS", "analyse", "analysis_cache", "columns_for", "current_scores",
     "disagreements", "full_results", "length_instructed_systems", "load_current_scores", "metric_columns",
-    "prompt_rows", "set_length_instruction_flags", "systems_with_flags",
+    "prompt_rows", "rater_agreement", "set_length_instruction_flags", "systems_with_flags",
 ]

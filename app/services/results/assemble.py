@@ -18,7 +18,9 @@ from ...models import Document, Question, Study, StudySystem, System
 from ...stats.bootstrap import DEFAULT_RESAMPLES
 from ...version import __version__
 from .analysis_cache import cached
+from ...judge.profiles import PROFILES as JUDGE_PROFILES
 from .judge_rates import WinRates, load_win_rates
+from .table2 import table2
 from .metric_values import LENGTH_KEY, PROFILE_LABELS, MetricColumn, item_values, metric_columns
 from .scores import VIEWS, CurrentScores, load_current_scores
 
@@ -39,6 +41,18 @@ def request_cached(key: Hashable, compute: Callable[[], T]) -> T:
 def current_scores(study_id: int, include_stale: bool = False) -> CurrentScores:
     return cached(("scores", study_id, include_stale),
                   lambda: load_current_scores(study_id, include_stale=include_stale))
+
+
+def rater_agreement(study_id: int, view: str = "all") -> list[dict[str, Any]]:
+    """Each LLM rater run of the study against the annotators of one view (cached until the data change)."""
+    _check(view, "official")
+
+    def compute() -> list[dict[str, Any]]:
+        from ..rater_runs.reports import rater_agreement as agreement
+
+        return agreement(study_id, current_scores(study_id).for_view(view))
+
+    return cached(("rater-agreement", study_id, view), compute)
 
 
 def study_systems(study_id: int) -> list[tuple[str, bool]]:
@@ -204,4 +218,7 @@ def _full_results(study_id: int, win_rates: WinRates | None, n_resamples: int) -
         "significance_threshold_tau_7_systems": min_significant_tau(7),
         "length_key": LENGTH_KEY,
         "views": views,
+        # L-Eval's Table 2 per metric profile and judge profile (see services/results/table2).
+        "table2": {profile: {judge: table2(systems, profile, judge) for judge in JUDGE_PROFILES}
+                   for profile in PROFILES},
     }

@@ -35,7 +35,7 @@ class MetricColumn:
 
     key: str
     label: str
-    source: str  # "metric", "judge" or "length"
+    source: str  # "metric", "judge", "rater" or "length"
     profile: str | None
     values: dict[str, float] = field(default_factory=dict)
 
@@ -96,6 +96,13 @@ def item_values(study_id: int, column_key: str, profile: str) -> dict[ItemKey, f
             (system, str(document_id), str(question_id)): -abs(words - references.get(question_id, 0))
             for system, document_id, question_id, words in _answer_lengths(study_id)
         }
+    if column_key.startswith("rater:"):
+        from ..rater_runs.reports import all_study_ratings
+
+        for ratings in all_study_ratings(study_id):
+            if ratings.key == column_key:
+                return {key: float(score) for key, score in ratings.scores.items()}
+        return {}
     stmt = (
         _current_text(shown_answers(study_id, System.name, Document.id, Question.id, MetricResult.value))
         .join(MetricResult, MetricResult.prediction_id == Prediction.id)
@@ -109,31 +116,41 @@ def item_values(study_id: int, column_key: str, profile: str) -> dict[ItemKey, f
 
 
 def judge_columns(win_rates: dict[str, list[dict[str, Any]]]) -> list[MetricColumn]:
-    """Turn {system: [{judge_model, prompt_version, win_rate, …}]} into one column per judge set-up."""
-    columns: dict[tuple[str, str, str], dict[str, float]] = {}
+    """Turn {system: [{judge_model, profile, prompt_version, win_rate, …}]} into one column per judge set-up."""
+    columns: dict[tuple[str, str, str, str], dict[str, float]] = {}
     for system, entries in sorted(win_rates.items()):
         for entry in entries:
             value = entry.get("win_rate")
             if value is None or not math.isfinite(float(value)):
                 continue
             setup = (str(entry.get("judge_model", "judge")), str(entry.get("prompt_version", "")),
-                     str(entry.get("baseline", "") or ""))
+                     str(entry.get("baseline", "") or ""), str(entry.get("profile", "default")))
             columns.setdefault(setup, {})[system] = float(value)
     result = []
-    for (model, version, baseline), values in sorted(columns.items()):
-        label = f"Judge {model}" + (f" (prompt v{version})" if version else "") + (f" vs {baseline}" if baseline else "")
-        key = "judge:" + "|".join((model, version, baseline))
-        result.append(MetricColumn(key, label + " win %", "judge", None, values))
+    for (model, version, baseline, profile), values in sorted(columns.items()):
+        label = (f"Judge {model} ({profile} profile" + (f", prompt v{version}" if version else "") + ")"
+                 + (f" vs {baseline}" if baseline else ""))
+        # Runs from before profiles were the default profile: their keys stay as they were.
+        key = "judge:" + "|".join((model, version, baseline) + ((profile,) if profile != "default" else ()))
+        result.append(MetricColumn(key, label + " win %", "judge", profile, values))
     return result
+
+
+def rater_metric_columns(study_id: int) -> list[MetricColumn]:
+    """The LLM rater's mean rating per system, one column per rater run (a non-human rater, like a metric)."""
+    from ..rater_runs.reports import rater_columns
+
+    return [MetricColumn(c["key"], c["label"], "rater", None, c["values"]) for c in rater_columns(study_id)]
 
 
 def metric_columns(study_id: int, profile: str,
                    win_rates: dict[str, list[dict[str, Any]]] | None = None) -> list[MetricColumn]:
-    """Return every measure compared with humans: automatic metrics, judges, then −|ΔL|."""
+    """Return every measure compared with humans: automatic metrics, judges, LLM raters, then −|ΔL|."""
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {PROFILES}, not {profile!r}")
     means = metric_means(study_id, profile)
     columns = [MetricColumn(key, label, "metric", profile, means.get(key, {})) for key, label in AUTOMATIC_METRICS]
     columns += judge_columns(win_rates or {})
+    columns += rater_metric_columns(study_id)
     columns.append(MetricColumn(LENGTH_KEY, LENGTH_LABEL, "length", None, length_deltas(study_id)))
     return columns

@@ -7,6 +7,7 @@ from sqlalchemy import func, select
 
 from ...extensions import db
 from ...models import AnnotationRound, Score, Study, StudyAnnotator, StudyAnswer, StudyQuestion, StudySystem, User
+from ...routing import is_db_id
 from .membership import SHOWN
 
 
@@ -19,7 +20,7 @@ def find_study(reference: str | int | None) -> Study | None:
     if reference is None or reference == "":
         return None
     text = str(reference).strip()
-    if text.isdigit() and len(text) < 12:
+    if is_db_id(text):
         found = db.session.get(Study, int(text))
         if found is not None:
             return found

@@ -8,12 +8,14 @@ from sqlalchemy import delete, func, select
 
 from ...extensions import db
 from ...models import (
-    Document, Prediction, Question, Study, StudyAnnotator, StudyAnswer, StudyQuestion, StudySystem, System,
+    Prediction, Question, Study, StudyAnnotator, StudyAnswer, StudyQuestion, StudySystem, System,
     User,
 )
-from ...models.corpus import HUMAN_EVAL, REFERENCE_KINDS
+from ...models.corpus import REFERENCE_KINDS
 from ...models.studies import REFERENCE_POLICIES, STUDY_STATUSES
 from . import assignment, references
+from .. import question_sets as sets
+from ..question_sets import subset_questions  # noqa: F401  (re-exported: callers create the demo study with it)
 from .answers import pin_latest
 
 NAME_RE = re.compile(r"^[^\x00-\x1f\x7f]{1,120}$")
@@ -36,15 +38,6 @@ class StudySpec:
     annotator_ids: list[int] = field(default_factory=list)  # []: every account may score
     status: str = "draft"
     is_demo: bool = False
-
-
-def subset_questions(*, demo: bool = False) -> list[int]:
-    """The human-evaluation subset's questions in document order (the demo's, or the real ones)."""
-    return list(db.session.scalars(
-        select(Question.id).join(Document, Document.id == Question.document_id)
-        .where(Document.collection == HUMAN_EVAL, Document.is_demo.is_(demo))
-        .order_by(Document.id, Question.position)
-    ))
 
 
 def answering_systems(question_ids: list[int]) -> list[int]:
@@ -88,9 +81,8 @@ def _check_overlap(overlap: int | None, annotator_ids: list[int]) -> None:
 def create_study(spec: StudySpec, *, by_user_id: int | None = None) -> Study:
     """Create a study, pin every system's current answers and check them against the references."""
     name = _check_name(spec.name)
-    questions = subset_questions() if spec.question_ids is None else list(dict.fromkeys(spec.question_ids))
-    if spec.question_ids is None and not questions:
-        questions = subset_questions(demo=True)
+    questions = (sets.question_ids("human_eval") if spec.question_ids is None
+                 else list(dict.fromkeys(spec.question_ids)))
     if not questions:
         raise StudyError("The study has no questions: import L-Eval's human-evaluation subset, or choose questions.")
     known = set(db.session.scalars(select(Question.id).where(Question.id.in_(questions))))
@@ -211,34 +203,12 @@ def active_users() -> list[User]:
 
 def question_sets() -> list[tuple[str, str, int]]:
     """(choice, label, questions) for the question sets a study can start from."""
-    sets = [("human_eval", "L-Eval's human-evaluation subset", len(subset_questions())),
-            ("demo", "The demo's human-evaluation questions", len(subset_questions(demo=True)))]
-    for task, count in db.session.execute(
-        select(Document.task, func.count(Question.id)).join(Question, Question.document_id == Document.id)
-        .where(Document.collection != HUMAN_EVAL).group_by(Document.task).order_by(Document.task)
-    ):
-        sets.append((f"task:{task}", f"Task {task}", count))
-    return [entry for entry in sets if entry[2]]
+    return [(entry["name"], entry["label"], entry["count"]) for entry in sets.available_sets()]
 
 
-def questions_for(choice: str) -> list[int] | None:
-    """The questions of a set: `human_eval` (None: the default subset), `demo`, `task:<name>` or `ids:1,2,…`."""
-    choice = (choice or "").strip()
-    if choice in ("", "human_eval"):
-        return None
-    if choice == "demo":
-        return subset_questions(demo=True)
-    if choice.startswith("task:"):
-        task = choice[5:]
-        found = list(db.session.scalars(
-            select(Question.id).join(Document, Document.id == Question.document_id)
-            .where(Document.task == task, Document.collection != HUMAN_EVAL).order_by(Document.id, Question.position)))
-        if not found:
-            raise StudyError(f"No imported task named '{task}'.")
-        return found
-    if choice.startswith("ids:"):
-        parts = [part.strip() for part in choice[4:].split(",") if part.strip()]
-        if not parts or not all(part.isdigit() and len(part) < 12 for part in parts):
-            raise StudyError("ids: takes question ids separated by commas, e.g. ids:3,4,9.")
-        return [int(part) for part in parts]
-    raise StudyError(f"Unknown question set '{choice}': use human_eval, demo, task:<name> or ids:<id,id,…>.")
+def questions_for(choice: str) -> list[int]:
+    """The questions of a named set (see services.question_sets); an empty choice is `human_eval`."""
+    try:
+        return sets.question_ids((choice or "").strip() or "human_eval", required=True)
+    except sets.QuestionSetError as exc:
+        raise StudyError(f"Questions: {exc}.") from None

@@ -15,6 +15,7 @@ from ...models import System
 from ...metrics.files import FileFormatError, parse_jsonl
 from ..importers.predictions import parse_prediction_rows, store_predictions
 from ...text import normalize_ws
+from .lveval_files import KIND as LVEVAL_KIND, check_lveval_models, import_lveval_previews
 from .archive import UploadRejected, ZipLimits, clean_upload_name, unpack_upload
 from .preview import MAX_SYSTEM_NAME, FilePreview, preview_file
 from .staging import Batch, StagingError, discard_batch, finish_batch, keep_file, load_batch, new_batch, read_staged
@@ -53,6 +54,7 @@ def preview_upload(uploads: list[tuple[str, bytes]], *, user_id: int, system_ove
             seen.add((preview.system, preview.sha256))
             payloads[preview.sha256] = member.data
             batch.files.append(preview)
+    check_lveval_models(batch.files)
     return stage_batch(batch, payloads)
 
 
@@ -67,7 +69,13 @@ def confirm_batch(batch: Batch, *, user_id: int, replace: bool = False) -> Confi
     result = ConfirmResult()
     names: list[str] = []
     try:
+        lveval = [preview for preview in batch.valid_files if preview.kind == LVEVAL_KIND]
+        for system, counts in import_lveval_previews(lveval, read_staged, keep_file, user_id=user_id, replace=replace):
+            result.files.append({"file": ", ".join(p.name for p in lveval if p.system == system), **counts.as_dict()})
+            names.append(system)
         for preview in batch.valid_files:
+            if preview.kind == LVEVAL_KIND:
+                continue
             raw = read_staged(preview)
             parsed = parse_prediction_rows(parse_jsonl(raw, preview.name), preview.name, preview.system, preview.task)
             # The file is kept before the commit: one left by a rolled-back upload is content-addressed and harmless.

@@ -5,7 +5,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePosixPath
 
-from ...metrics.files import FileFormatError, Row, describe_file, is_lveval_row, iter_jsonl
+from ...metrics.files import FileFormatError, Row, describe_file, is_lveval_file_name, is_lveval_row, iter_jsonl
 from ..importers.predictions import parse_prediction_rows, preview_predictions
 from ..importers.runner import detect_format
 from ...text import sha256_bytes
@@ -34,6 +34,9 @@ class FilePreview:
     conflicts: int = 0
     errors: list[dict] = field(default_factory=list)
     more_errors: int = 0
+    kind: str = "leval"  # or "lveval": `<model>/<dataset>_<level>.jsonl`, imported per model (uploads.lveval_files)
+    new_questions: int = 0
+    notes: list[dict] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -88,8 +91,8 @@ def _check_format(preview: FilePreview, rows: list[Row]) -> bool:
     first = rows[0]
     if is_lveval_row(first.data):
         preview.add_error(
-            "an LV-Eval prediction file (answers/pred): its questions are not in the database; "
-            "score it with `python run.py eval FILE`", line=first.line,
+            "an LV-Eval prediction file (answers/pred), but its name is not <dataset>_<level>.jsonl with one of "
+            "LV-Eval's datasets and levels", line=first.line,
         )
         return False
     fmt = detect_format(first)
@@ -118,10 +121,22 @@ def _check_rows(preview: FilePreview, rows: list[Row]) -> None:
             preview.add_error(exc.message, line=exc.line, field_name=exc.field)
 
 
+def _starts_with_lveval_row(raw: bytes, name: str) -> bool:
+    first = next(iter_jsonl(raw, name), None)
+    return isinstance(first, Row) and is_lveval_row(first.data)
+
+
 def preview_file(name: str, raw: bytes, *, system_override: str | None = None) -> FilePreview:
     """Validate one `.pred.jsonl` payload and count its matches against stored questions (read-only)."""
     preview = FilePreview(name=name, sha256=sha256_bytes(raw), size=len(raw))
     name_system(preview, system_override)
+    if preview.ok and (is_lveval_file_name(name) or _starts_with_lveval_row(raw, name)):
+        from .lveval_files import preview_lveval_file
+
+        if not is_lveval_file_name(name):  # LV-Eval rows under another name: its folder names the model
+            preview.system = PurePosixPath(name).parent.name or system_override or preview.system
+        preview_lveval_file(preview, raw)
+        return preview
     rows = read_rows(preview, raw)
     preview.rows = len(rows)
     if not rows:

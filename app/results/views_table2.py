@@ -1,0 +1,24 @@
+"""L-Eval's Table 2, live from the study's systems, their metric aggregates and judge runs."""
+from __future__ import annotations
+
+from flask import abort, render_template, request
+
+from ..judge.profiles import PROFILES as JUDGE_PROFILES
+from ..metrics.profiles import PROFILES
+from ..security import staff_required
+from ..services.results.assemble import study_systems
+from ..services.results.table2 import table2
+from .blueprint import bp
+from .params import profile_arg, study_arg
+
+
+@bp.get("/table2")
+@staff_required
+def table2_page():
+    study, profile = study_arg(), profile_arg()
+    judge = request.args.get("judge", "leval")
+    if judge not in JUDGE_PROFILES:
+        abort(400, description=f"judge must be one of {', '.join(JUDGE_PROFILES)}")
+    data = table2(study_systems(study.id), profile, judge)
+    return render_template("results/table2.html", study=study, data=data, profile=profile, judge=judge,
+                           profiles=PROFILES, judge_profiles=JUDGE_PROFILES)

@@ -1,0 +1,114 @@
+"""The storage's health: the database can be read and written, its file is intact, the instance folder takes writes.
+
+`/healthz` and the start of the server ask here. Successful probes are remembered for a few
+seconds per process (LEVAL_HEALTH_PROBE_SECONDS; the integrity check, which reads the whole
+SQLite file, for LEVAL_HEALTH_INTEGRITY_SECONDS), so a health poller costs next to nothing;
+a failure is never remembered, so recovery shows at once.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flask import current_app
+from sqlalchemy import func, insert, select, text, update
+from sqlalchemy.exc import DBAPIError
+
+from ..errors import storage_failure
+from ..extensions import db
+from ..models import Setting
+
+PROBE_KEY = "health.probe"
+PROBE_FILE = ".health-probe"
+DEFAULT_PROBE_SECONDS = 2.0
+DEFAULT_INTEGRITY_SECONDS = 60.0
+
+
+@dataclass
+class Health:
+    ok: bool
+    problem: str = ""  # one line: what failed and why
+    kind: str = ""  # busy | full | readonly | unavailable | damaged (see app.errors)
+
+
+@dataclass
+class _Remembered:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    passed_at: dict[str, float] = field(default_factory=dict)
+
+
+_remembered: dict[str, _Remembered] = {}
+
+
+def check_storage(*, force: bool = False) -> Health:
+    """Read, write and (SQLite) integrity-check the database, and write to the instance folder."""
+    config = current_app.config
+    memory = _remembered.setdefault(config["SQLALCHEMY_DATABASE_URI"], _Remembered())
+    intervals = {
+        "database": 0.0 if force else float(config.get("LEVAL_HEALTH_PROBE_SECONDS", DEFAULT_PROBE_SECONDS)),
+        "integrity": 0.0 if force else float(config.get("LEVAL_HEALTH_INTEGRITY_SECONDS", DEFAULT_INTEGRITY_SECONDS)),
+        "instance": 0.0 if force else float(config.get("LEVAL_HEALTH_PROBE_SECONDS", DEFAULT_PROBE_SECONDS)),
+    }
+    probes = {"database": _read_and_write, "integrity": integrity_problem, "instance": _instance_folder_problem}
+    for name, probe in probes.items():
+        now = time.monotonic()
+        with memory.lock:
+            fresh = now - memory.passed_at.get(name, float("-inf")) < intervals[name]
+        if fresh:
+            continue
+        try:
+            problem, kind = probe(), "damaged"
+        except (DBAPIError, OSError) as exc:
+            failure = storage_failure(exc)
+            kind = failure.kind if failure else "unavailable"
+            problem = f"{name}: {_one_line(getattr(exc, 'orig', None) or exc)}"
+            _rollback()
+        if problem:
+            return Health(False, problem, kind)
+        with memory.lock:
+            memory.passed_at[name] = time.monotonic()
+    return Health(True)
+
+
+def integrity_problem() -> str:
+    """A one-line description of damage SQLite finds in its file, or "" (other databases: "")."""
+    with db.engine.connect() as connection:
+        if connection.dialect.name != "sqlite":
+            return ""
+        rows = connection.execute(text("PRAGMA quick_check(3)")).scalars().all()
+    return "" if rows == ["ok"] else "integrity: " + "; ".join(_one_line(row) for row in rows)
+
+
+def _read_and_write() -> str:
+    """Read the schema and a table, then commit a tiny write (outside the ORM session: no change counters)."""
+    with db.engine.begin() as connection:
+        connection.execute(select(func.count()).select_from(Setting))
+        stamp = f"{time.time():.3f}"
+        if not connection.execute(update(Setting).where(Setting.key == PROBE_KEY).values(value=stamp)).rowcount:
+            connection.execute(insert(Setting).values(key=PROBE_KEY, value=stamp))
+    return ""
+
+
+def _instance_folder_problem() -> str:
+    """Write, flush and remove a small file in the instance folder (sessions' secret, uploads, exports live there)."""
+    path = Path(current_app.instance_path) / PROBE_FILE
+    with open(path, "wb") as handle:
+        handle.write(b"ok\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    path.unlink()
+    return ""
+
+
+def _one_line(value: object) -> str:
+    return " ".join(str(value).split())[:300]
+
+
+def _rollback() -> None:
+    try:
+        db.session.rollback()
+    except Exception:  # noqa: BLE001 - the session may be unusable; the answer must still go out
+        pass

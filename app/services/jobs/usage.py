@@ -1,0 +1,61 @@
+"""A job's LLM usage kept in its result row, so that a crash can only over-count it.
+
+Each call is counted (at its reservation: more than it can cost) and committed before it is sent,
+and corrected to its real usage when its reply arrives. A worker killed mid-call leaves the calls
+in flight counted at their reservations; the resumed attempt starts from those totals, so its
+budget is what is left after the worst case.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import update
+
+from ...extensions import db
+from ...llm.batch import Call, Reply, Reservation
+from ...models import Job
+
+# Cumulative over a job's attempts. reserved_*: calls counted at their reservation because their
+# reply never arrived (their worker died), or that are in flight now.
+USAGE_KEYS = ("api_calls", "prompt_tokens", "completion_tokens", "cost_usd", "reserved_calls", "reserved_usd")
+
+
+def previous_usage(job: Job | None) -> dict[str, Any]:
+    """Return the usage a job recorded in earlier attempts (zeros for a new job; cost None stays None)."""
+    result = (job.result if job is not None else None) or {}
+    found = {key: result.get(key, 0) for key in USAGE_KEYS}
+    found["reserved_usd"] = found["reserved_usd"] or 0.0
+    return found
+
+
+class JobUsageLedger:
+    """The `ledger` of app.llm.batch.run_calls for a background job: writes usage into the job's result."""
+
+    def __init__(self, job_id: int, before: dict[str, Any]) -> None:
+        self.job_id = job_id
+        self.totals = dict(before)
+
+    def reserve(self, call: Call, held: Reservation) -> None:
+        self._add(calls=1, prompt=held.prompt_tokens, completion=held.completion_tokens, cost=held.cost_usd,
+                  reserved_calls=1, reserved=held.cost_usd)
+        db.session.commit()  # durable before the call is sent
+
+    def settle(self, call: Call, held: Reservation, reply: Reply, cost: float | None) -> None:
+        """Replace the call's reservation by its usage; committed with the caller's next commit."""
+        correction = None if cost is None else cost - (held.cost_usd or 0.0)
+        self._add(calls=0, prompt=reply.prompt_tokens - held.prompt_tokens,
+                  completion=reply.completion_tokens - held.completion_tokens, cost=correction,
+                  reserved_calls=-1, reserved=None if held.cost_usd is None else -held.cost_usd)
+
+    def _add(self, *, calls: int, prompt: int, completion: int, cost: float | None, reserved_calls: int,
+             reserved: float | None) -> None:
+        totals = self.totals
+        totals["api_calls"] += calls
+        totals["prompt_tokens"] += prompt
+        totals["completion_tokens"] += completion
+        if cost is not None:  # None: a model without a price, counted in tokens only
+            totals["cost_usd"] = (totals["cost_usd"] or 0.0) + cost
+        totals["reserved_calls"] += reserved_calls
+        if reserved is not None:
+            totals["reserved_usd"] = max(0.0, totals["reserved_usd"] + reserved)
+        db.session.execute(update(Job).where(Job.id == self.job_id).values(result={**totals, "partial": True}))

@@ -1,0 +1,125 @@
+"""Import LV-Eval model folders from disk: each model whole or not at all, every problem by file, line and field."""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...extensions import db
+from ...metrics.files import FileFormatError, Row, is_lveval_file_name, is_lveval_row, iter_jsonl
+from ...metrics.lveval_eval import LvevalFile, collect_lveval_file
+from ...metrics.lveval_rows import input_notes
+from ...text import sha256_bytes
+from .store import store_model
+
+MAX_NOTES = 50
+
+
+@dataclass
+class ModelReport:
+    system: str
+    files: list[str] = field(default_factory=list)
+    counts: dict = field(default_factory=dict)
+    errors: list[dict] = field(default_factory=list)
+    warnings: list[dict] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class LvevalImportReport:
+    models: list[ModelReport] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[ModelReport]:
+        return [m for m in self.models if m.errors]
+
+    def as_dict(self) -> dict:
+        return {"models": [m.as_dict() for m in self.models]}
+
+
+def find_models(path: Path, system: str | None = None) -> dict[str, list[Path]]:
+    """LV-Eval files under `path`, by model: the folder holding them (or `system` for a single folder or file)."""
+    path = Path(path)
+    candidates = [path] if path.is_file() else sorted(p for p in path.rglob("*.jsonl") if p.is_file())
+    files = [p for p in candidates if is_lveval_file_name(p) or _starts_with_lveval_row(p)]
+    models: dict[str, list[Path]] = defaultdict(list)
+    for file in files:
+        models[system or file.parent.name].append(file)
+    if system and len({f.parent for f in files}) > 1:
+        raise FileFormatError(str(path), "holds several model folders: --system names one model's folder only")
+    return dict(models)
+
+
+def _starts_with_lveval_row(path: Path) -> bool:
+    """An LV-Eval row under another file name is still LV-Eval's: import reports its name instead of skipping it."""
+    with open(path, "rb") as handle:
+        for line in handle:
+            if line.strip():
+                first = next(iter_jsonl(line, path.name), None)
+                return isinstance(first, Row) and is_lveval_row(first.data)
+    return False
+
+
+def parse_model(system: str, payloads: list[tuple[str, bytes]]) -> tuple[list[LvevalFile], list[dict], list[dict]]:
+    """Parse a model's files: (files, errors, notes). Any error means the model must not be imported."""
+    files, errors, notes = [], [], []
+    seen: dict[tuple[str, str], str] = {}
+    for name, raw in payloads:
+        parsed, problems = collect_lveval_file(name, raw)
+        errors += [problem.as_dict() for problem in problems]
+        if parsed is None:
+            continue
+        cell = (parsed.dataset, parsed.level)
+        if cell in seen:
+            errors.append(FileFormatError(name, f"a second file for {parsed.dataset}_{parsed.level} in {system} "
+                                                f"(the first is {seen[cell]}); keep one per dataset and level").as_dict())
+            continue
+        seen[cell] = name
+        files.append(parsed)
+        for row in parsed.rows:
+            for note in (*row.notes, *input_notes(parsed.dataset, row.answers, row.gold_ans)):
+                if len(notes) < MAX_NOTES:
+                    notes.append({"file": name, "line": row.line, "field": None, "message": note})
+    return files, errors, notes
+
+
+def import_models(path: Path, *, system: str | None = None, replace: bool = False,
+                  uploaded_by_id: int | None = None, demo: bool = False) -> LvevalImportReport:
+    """Import every model folder under `path`, each in its own transaction."""
+    report = LvevalImportReport()
+    root = Path(path)
+    for name, paths in find_models(root, system).items():
+        base = root.parent  # names read `<model>/<dataset>_<level>.jsonl`
+        payloads = [(_display(p, base), p.read_bytes()) for p in paths]
+        report.models.append(import_payloads(name, payloads, replace=replace, uploaded_by_id=uploaded_by_id,
+                                             demo=demo))
+    return report
+
+
+def _display(path: Path, base: Path) -> str:
+    try:
+        return str(path.relative_to(base))
+    except ValueError:
+        return path.name
+
+
+def import_payloads(system: str, payloads: list[tuple[str, bytes]], *, replace: bool = False,
+                    uploaded_by_id: int | None = None, stored_paths: dict[str, str] | None = None,
+                    demo: bool = False) -> ModelReport:
+    """Validate and store one model's files in one transaction; on any error store nothing."""
+    model = ModelReport(system=system, files=[name for name, _ in payloads])
+    files, model.errors, model.warnings = parse_model(system, payloads)
+    if model.errors:
+        return model
+    try:
+        counts = store_model(system, files, sha256s={name: sha256_bytes(raw) for name, raw in payloads},
+                             stored_paths=stored_paths or {}, uploaded_by_id=uploaded_by_id, replace=replace,
+                             demo=demo)
+        db.session.commit()
+    except Exception:
+        db.session.rollback()
+        raise
+    model.counts = counts.as_dict()
+    return model

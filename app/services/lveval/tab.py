@@ -1,0 +1,57 @@
+"""The leaderboard's LV-Eval tab and the LV-Eval part of its JSON export."""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from ...extensions import db
+from ...metrics.files import LVEVAL_LEVELS
+from ...metrics.lveval_table import result_csv_text, result_json, result_json_text
+from ...models import MetricAggregate, System
+from .charts import curves_svg
+from .report import SystemView, build_view
+from .scoring import AVERAGE_METRIC, CELL_METRIC, OVERALL_TASK, level_task
+
+
+@dataclass
+class LvevalTab:
+    systems: list[SystemView]
+    levels: tuple[str, ...]
+    curves: str
+
+
+def lveval_tab(profile: str) -> LvevalTab:
+    view = build_view(profile)
+    systems = sorted(view.systems, key=lambda s: (s.average is None, -(s.average or 0.0), s.name.lower()))
+    return LvevalTab(systems=systems, levels=LVEVAL_LEVELS,
+                     curves=curves_svg(view, identifier="leaderboard-lveval-curves") if systems else "")
+
+
+def lveval_json(profile: str) -> list[dict]:
+    """Per system: result.json's numbers, the paper's averages per dataset and level, and the overall average."""
+    stmt = select(MetricAggregate.system_id, MetricAggregate.task, MetricAggregate.metric, MetricAggregate.value).where(
+        MetricAggregate.profile == profile, MetricAggregate.metric.in_((CELL_METRIC, AVERAGE_METRIC)))
+    cells: dict[int, dict[tuple[str, str], float]] = defaultdict(dict)
+    averages: dict[int, dict[str, float]] = defaultdict(dict)
+    for system_id, task, metric, value in db.session.execute(stmt):
+        if metric == CELL_METRIC:
+            dataset, _, level = task.rpartition("_")
+            cells[system_id][(dataset, level)] = value
+        else:
+            averages[system_id][task] = value
+    names = dict(db.session.execute(select(System.id, System.name).where(System.id.in_(list(cells)))).all())
+    result = []
+    for system_id in sorted(cells, key=lambda sid: names[sid].lower()):
+        extra = averages[system_id]
+        result.append({
+            "system": names[system_id], "profile": profile, "scale": "0-100, rounded as LV-Eval's evaluation.py",
+            "result_json": result_json(cells[system_id]),
+            # The two files exactly as evaluation.py writes them (JSON objects lose their key order here).
+            "result_json_text": result_json_text(cells[system_id]), "result_csv": result_csv_text(cells[system_id]),
+            "per_level": {level: extra[level_task(level)] for level in LVEVAL_LEVELS if level_task(level) in extra},
+            "per_dataset": {task: value for task, value in extra.items() if not task.startswith("lveval@")},
+            "overall": extra.get(OVERALL_TASK),
+        })
+    return result

@@ -1,0 +1,84 @@
+"""L-Eval's Table 2, live: per open-ended task, R-L or F-1, the judge's win rate and ΔL, for each system
+of a study with and without the length instruction, from stored metric aggregates and judge runs."""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+
+from ...extensions import db
+from ...metrics.files import OPEN_TASKS
+from ...models import Job, MetricAggregate, System
+from ..judge_runs import RunSpec, win_rates
+from ..judge_runs.reports import task_win_rates
+from .analysis_cache import cached
+
+# The n-gram metric L-Eval's table shows for a task, by the metric its file is scored with.
+METRIC_LABELS = {"rougeL": "R-L", "f1": "F-1"}
+
+
+def _aggregates(names: list[str], profile: str) -> dict[tuple[str, str], dict[str, float]]:
+    stmt = (select(System.name, MetricAggregate.task, MetricAggregate.metric, MetricAggregate.value)
+            .join(System, System.id == MetricAggregate.system_id)
+            .where(MetricAggregate.profile == profile, System.name.in_(names),
+                   MetricAggregate.task.in_(OPEN_TASKS),
+                   MetricAggregate.metric.in_((*METRIC_LABELS, "delta_words"))))
+    found: dict[tuple[str, str], dict[str, float]] = {}
+    for system, task, metric, value in db.session.execute(stmt):
+        found.setdefault((system, task), {})[metric] = value
+    return found
+
+
+def _judge_entry(entries: list[dict], judge_profile: str | None) -> dict | None:
+    """The run a system's judge column comes from: the first (default baseline first) of the wanted profile."""
+    for entry in entries:
+        if judge_profile is None or entry.get("profile", "default") == judge_profile:
+            return entry
+    return None
+
+
+def table2(systems: list[tuple[str, bool]], profile: str = "official", judge_profile: str | None = "leval"
+           ) -> dict[str, Any]:
+    """The table for these (system, length-instructed) rows; cached until the data change."""
+    key = ("table2", tuple(systems), profile, judge_profile)
+    return cached(key, lambda: _table2(systems, profile, judge_profile))
+
+
+def _table2(systems: list[tuple[str, bool]], profile: str, judge_profile: str | None) -> dict[str, Any]:
+    names = [name for name, _ in systems]
+    aggregates = _aggregates(names, profile)
+    rates = win_rates(names) if names else {}
+    metric_of: dict[str, str] = {}
+    for (_, task), values in aggregates.items():
+        # A file scored with ROUGE reports R-L; one scored with F1 reports F-1 (as the paper's table does).
+        metric_of.setdefault(task, "rougeL" if "rougeL" in values else "f1" if "f1" in values else "")
+    tasks = [task for task in OPEN_TASKS if metric_of.get(task)]
+    rows = []
+    # Without the length instruction first, then with it, as the paper lays them out.
+    for name, flagged in sorted(systems, key=lambda s: (bool(s[1]), s[0])):
+        entry = _judge_entry(rates.get(name, []), judge_profile)
+        per_task = task_win_rates(_spec(entry)) if entry else {}
+        cells = {}
+        for task in tasks:
+            values = aggregates.get((name, task), {})
+            win, judged = per_task.get(task, (None, 0))
+            cells[task] = {"metric": values.get(metric_of[task]), "win_rate": win, "judged": judged,
+                           "delta_words": values.get("delta_words")}
+        rows.append({"system": name, "length_instruction": bool(flagged), "cells": cells,
+                     "judge": None if entry is None else {k: entry[k] for k in (
+                         "job_id", "judge_model", "profile", "profile_label", "baseline", "scope", "prompt_version")}})
+    return {
+        "profile": profile,
+        "judge_profile": judge_profile,
+        "tasks": [{"task": task, "metric": metric_of[task], "metric_label": METRIC_LABELS[metric_of[task]]}
+                  for task in tasks],
+        "rows": rows,
+        "notes": "metric: the task's counted rows under the metric profile (R-L for ROUGE tasks, F-1 for F1 tasks); "
+                 "win_rate: L-Eval's win % of the system's judge run against its baseline on that task's judged "
+                 "questions; delta_words: mean answer words minus reference words on the counted rows.",
+    }
+
+
+def _spec(entry: dict) -> RunSpec:
+    job = db.session.get(Job, entry["job_id"])
+    return RunSpec.from_params(job.params)

@@ -1,0 +1,119 @@
+"""Authoring in a browser: two pairs with evidence selected in the longest document, reload, export, re-import."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import screenshot, sign_in, start_server, stop_server
+from tests.support.shared import HUMAN_EVAL, shared_available
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def server(tmp_path):
+    server = start_server(tmp_path / "instance")
+    try:
+        if shared_available():  # L-Eval's longest human-eval document (42,824 words) beside the demo's
+            result = server.cli("import-leval", str(HUMAN_EVAL / "claude.gpt4.ref.jsonl"))
+            assert result.returncode == 0, result.stderr
+        yield server
+    finally:
+        stop_server(server)
+
+
+def drag_select(page, segment: int, start_frac: float, end_frac: float) -> None:
+    """Select text the way a person does: press inside a paragraph of the document and drag."""
+    paragraph = page.locator("#doc-body p.doc-seg").nth(segment)
+    paragraph.scroll_into_view_if_needed()
+    box = paragraph.bounding_box()
+    y = box["y"] + 8
+    page.mouse.move(box["x"] + box["width"] * start_frac, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * end_frac, y + box["height"] * 0.5, steps=8)
+    page.mouse.up()
+
+
+def author(page, instruction: str, answer: str, segment: int) -> None:
+    page.get_by_label("Instruction").fill(instruction)
+    page.get_by_label("Answer").fill(answer)
+    drag_select(page, segment, 0.1, 0.6)
+    assert page.evaluate("window.getSelection().toString().length") > 5
+    page.get_by_role("button", name="Add selected text as evidence").click()
+    expect(page.locator("#evidence-list li")).to_have_count(1)
+    page.get_by_role("button", name="Save pair").click()
+    expect(page.locator("#pair-status")).to_have_text("Saved.")
+
+
+def evidence_highlights(page) -> int:
+    return page.evaluate("CSS.highlights.get('evidence') ? CSS.highlights.get('evidence').size : 0")
+
+
+def test_author_two_pairs_reload_export_and_reimport(server, page, tmp_path):
+    problems: list[str] = []
+    page.on("console", lambda message: problems.append(message.text)
+            if message.type == "error" and not message.text.startswith("Failed to load resource") else None)
+    # Browsers ask for /favicon.ico on their own; the app has none.
+    page.on("response", lambda r: problems.append(f"{r.status} {r.url}")
+            if r.status >= 400 and not r.url.endswith("/favicon.ico") else None)
+    page.on("dialog", lambda dialog: dialog.accept())
+    sign_in(page, server.url, server.admin_user, server.admin_password)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Generate").click()
+    page.get_by_role("link", name="Author pairs").click()
+    words = [int(w.replace(",", "")) for w in page.locator("#author-documents tbody tr td:nth-child(4)").all_inner_texts()]
+    assert words == sorted(words, reverse=True) and words[0] == max(words)
+    if shared_available():
+        assert words[0] == 42824
+    page.locator("#author-documents tbody tr").first.get_by_role("link").click()
+    expect(page.locator("#doc-body p.doc-seg").nth(6)).to_be_visible()
+    document_url = page.url
+
+    author(page, "Who is named in the opening lines?", "The people the opening names.", 1)
+    author(page, "What happens a little later?", "Something described in the text.", 5)
+    expect(page.locator("#pair-list > li")).to_have_count(2)
+    assert evidence_highlights(page) >= 2
+    screenshot(page, "authoring-two-pairs")
+
+    page.reload()
+    expect(page.locator("#pair-list > li")).to_have_count(2)
+    expect(page.locator("#pair-list > li").first).to_contain_text("Who is named in the opening lines?")
+    expect(page.locator("#pair-list > li").first).to_contain_text("by " + server.admin_user)
+    page.wait_for_function("CSS.highlights.get('evidence') && CSS.highlights.get('evidence').size >= 2")
+    # "Show" brings the evidence into view inside the document pane.
+    page.locator("#pair-list > li").nth(1).get_by_role("button", name="Show").click()
+    inside = page.evaluate("""() => {
+        const h = CSS.highlights.get('evidence-focus'); const r = [...h][0].getBoundingClientRect();
+        const b = document.getElementById('doc-body').getBoundingClientRect();
+        return r.height > 0 && r.top >= b.top && r.bottom <= b.bottom; }""")
+    assert inside
+
+    with page.expect_download() as download_info:
+        page.get_by_role("link", name="Export task file").click()
+    exported = tmp_path / "export.jsonl"
+    download_info.value.save_as(exported)
+    line = json.loads(exported.read_text(encoding="utf-8"))
+    new = [a for a in line["authored"] if a is not None]
+    assert line["instructions"][-2:] == ["Who is named in the opening lines?", "What happens a little later?"]
+    assert len(new) == 2 and all(len(a["evidence"]) == 1 for a in new)
+    for entry in new:
+        span = entry["evidence"][0]
+        assert line["input"][span["start"]:span["end"]] == span["quote"] and len(span["quote"]) > 5
+    before = [(a["evidence"], a["author"]) for a in new]
+
+    for _ in range(2):  # delete both, then bring them back from the export
+        page.locator("#pair-list > li").first.get_by_role("button", name="Delete").click()
+        expect(page.locator("#pair-status")).to_have_text("Deleted.")
+    expect(page.locator("#pair-list > li")).to_have_count(0)
+    page.goto(server.url + "/author/")
+    page.get_by_label("L-Eval task file or an export (.jsonl)").set_input_files(str(exported))
+    page.get_by_role("button", name="Import").click()
+    expect(page.locator(".flash, .flashes").first).to_contain_text("2 pairs added")
+    page.goto(document_url)
+    expect(page.locator("#pair-list > li")).to_have_count(2)
+    with page.expect_download() as again_info:
+        page.get_by_role("link", name="Export task file").click()
+    again = json.loads(open(again_info.value.path(), encoding="utf-8").read())
+    assert [(a["evidence"], a["author"]) for a in again["authored"] if a is not None] == before
+    assert problems == []

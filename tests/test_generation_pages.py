@@ -1,0 +1,121 @@
+"""Generation pages: launch through the job queue, run page, download, compare, prompt versions."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from sqlalchemy import select
+
+from app.extensions import db
+from app.models import GenerationPrompt, GenerationRun, Job
+from tests.support.jobs import wait_for_job
+
+STUB_POLICY = lambda body: "A generated answer."  # noqa: E731
+
+
+@pytest.fixture(autouse=True)
+def _estimate_tokens(monkeypatch):
+    monkeypatch.setenv("LEVAL_TOKENIZER", "estimate")
+
+
+def form(auth, stub, **changes):
+    data = {"csrf_token": auth.token(), "base_url": stub.base_url, "api_key": "sk-page-key-0123456789abc",
+            "model": "page-model", "question_set": "human_eval", "system_name": "", "context_tokens": "16000",
+            "max_tokens": "512", "temperature": "0.0001", "seed": "", "truncation": "leval", "prompt_id": "1",
+            "concurrency": "4", "budget_usd": ""}
+    data.update(changes)
+    return data
+
+
+def test_staff_only(demo, client, auth):
+    auth.login("annotator")
+    assert client.get("/generate/").status_code == 403
+    assert client.get("/author/").status_code == 403
+
+
+def test_dry_run_then_launch_then_download(demo, client, auth, stub, workers):
+    auth.login("researcher")
+    page = client.post("/generate/", data=form(auth, stub, estimate="Estimate (dry run)"))
+    text = page.get_data(as_text=True)
+    assert page.status_code == 200 and "Dry run: 10 questions" in text and stub.calls == 0
+    assert "sk-page-key" not in text and "sk-…9abc" in text  # the key is shown masked only
+    response = client.post("/generate/", data=form(auth, stub, launch="Start"))
+    assert response.status_code == 302
+    with demo.app_context():
+        run = db.session.scalars(select(GenerationRun)).one()
+        run_id, job_id = run.id, run.job_id
+        assert "sk-page-key" not in json.dumps(db.session.get(Job, job_id).params)
+    job = wait_for_job(demo, job_id, lambda j: j.status in ("done", "failed"), timeout=30)
+    assert job.status == "done", job.error
+    assert job.result["answered"] == 10 and job.result["api_calls"] == 10
+    assert {r.authorization for r in stub.requests} == {"Bearer sk-page-key-0123456789abc"}
+    page = client.get(f"/generate/runs/{run_id}").get_data(as_text=True)
+    assert "model.reported" in page and "page-model" in page and "No document was cut" in page
+    download = client.get(f"/generate/runs/{run_id}/download")
+    assert download.headers["Content-Disposition"] == 'attachment; filename="page-model-16k.pred.jsonl"'
+    rows = [json.loads(line) for line in download.get_data(as_text=True).splitlines()]
+    assert len(rows) == 10 and list(rows[0]) == ["query", "gt", "prompt", "page-model-16k_pred", "evaluation"]
+    metrics = wait_for_job(demo, job.result["metrics_job"], lambda j: j.status in ("done", "failed"), timeout=30)
+    assert metrics.status == "done"
+    again = client.post("/generate/", data=form(auth, stub, launch="Start"), follow_redirects=True)
+    assert "already exists" in again.get_data(as_text=True)
+
+
+def test_compare_says_what_differs(demo, client, auth, runner, stub):
+    for args in ([], ["--length-instruction", "--seed", "3"]):
+        result = runner.invoke(args=["generate", "--base-url", stub.base_url, "--model", "m", "--json", *args])
+        assert result.exit_code == 0, result.output
+    auth.login("researcher")
+    page = client.get("/generate/compare?a=1&b=2").get_data(as_text=True)
+    assert "2 manifest fields differ" in page
+    for name in ("decoding.seed", "length_instruction"):
+        assert f'data-field="{name}"' in page
+    assert 'data-field="model.requested"' not in page and 'data-field="questions.fingerprint"' not in page
+    same = client.get("/generate/compare?a=1&b=1").get_data(as_text=True)
+    assert "The manifests are identical" in same
+    assert client.get("/generate/compare?a=1&b=x").status_code == 400
+    assert client.get("/generate/compare?a=1&b=99").status_code == 404
+
+
+def test_editing_a_prompt_saves_a_new_version(demo, client, auth):
+    auth.login("researcher")
+    assert client.get("/generate/prompts").status_code == 200
+    page = client.get("/generate/prompts/1").get_data(as_text=True)
+    assert "Document is as follows. {document} Instruction: {instruction} Output: " in page
+    from app.generate.prompts import LEVAL_SYSTEMS, LEVAL_TEMPLATES
+
+    data = {"csrf_token": auth.token(), **{f"system-{k}": v for k, v in LEVAL_SYSTEMS.items()},
+            **{f"template-{k}": v for k, v in LEVAL_TEMPLATES.items()}}
+    data["template-open"] = "Read {document}\nthen do: {instruction}"
+    response = client.post("/generate/prompts/1", data=data)
+    assert response.status_code == 302
+    data["template-exam"] = "no placeholders"
+    bad = client.post("/generate/prompts/1", data=data, follow_redirects=True).get_data(as_text=True)
+    assert "template &#39;exam&#39; must contain {document} exactly once" in bad
+    with demo.app_context():
+        versions = db.session.scalars(select(GenerationPrompt).order_by(GenerationPrompt.version)).all()
+        assert [v.version for v in versions] == [1, 2]
+        assert versions[1].content["templates"]["open"] == "Read {document}\nthen do: {instruction}"
+        assert versions[0].content["templates"]["open"] == LEVAL_TEMPLATES["open"]
+
+
+def test_cancel_then_resume_repeats_no_stored_call(demo, client, auth, workers):
+    from app.services.jobs import cancel_job, resume_job
+    from tests.support.openai_stub import StubOpenAIServer
+
+    with StubOpenAIServer(policy=lambda body: "Slow answer.", latency_s=0.2) as slow:
+        auth.login("researcher")
+        client.post("/generate/", data=form(auth, slow, launch="Start", concurrency="1"))
+        with demo.app_context():
+            job_id = db.session.scalars(select(GenerationRun)).one().job_id
+        wait_for_job(demo, job_id, lambda j: j.done >= 2, timeout=30, what="two answers")
+        with demo.app_context():
+            cancel_job(db.session.get(Job, job_id))
+        job = wait_for_job(demo, job_id, lambda j: j.status == "cancelled", timeout=30)
+        assert 2 <= job.done < 10
+        with demo.app_context():
+            resume_job(db.session.get(Job, job_id))
+        job = wait_for_job(demo, job_id, lambda j: j.status in ("done", "failed"), timeout=30)
+        assert job.status == "done" and job.result["answered"] == 10
+        bodies = [json.dumps(r.body["messages"]) for r in slow.requests]
+        assert len(set(bodies)) == len(bodies) == 10, "a call was made twice"

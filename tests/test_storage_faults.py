@@ -1,0 +1,181 @@
+"""Storage faults (audit finding 9): write failures answer a retryable 503, /healthz tells the truth,
+and a damaged database stops the start with one clear line.
+
+A full disk and a read-only database are the driver's real errors (SQLITE_FULL raised where the
+driver raises it; a database opened read-only); damage is real bytes overwritten in a real file.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from contextlib import contextmanager
+
+import pytest
+from sqlalchemy import event, func, select
+
+from app import create_app
+from app.extensions import db
+from app.models import Score
+from tests.conftest import PASSWORDS, REPO_ROOT, csrf_token
+from tests.scoring_helpers import demo, first_question, post_score, signed_in  # noqa: F401  (demo: fixture)
+
+
+@contextmanager
+def disk_full(app):
+    """Every write statement fails as SQLite fails on a full disk (SQLITE_FULL), reads still work."""
+    def refuse_writes(cursor, statement, parameters, context):
+        if statement.lstrip().split(None, 1)[0].upper() in ("INSERT", "UPDATE", "DELETE", "REPLACE"):
+            error = sqlite3.OperationalError("database or disk is full")
+            error.sqlite_errorcode = sqlite3.SQLITE_FULL
+            raise error
+
+    with app.app_context():
+        engine = db.engine
+    event.listen(engine, "do_execute", refuse_writes)
+    try:
+        yield
+    finally:
+        event.remove(engine, "do_execute", refuse_writes)
+
+
+def scores(app) -> int:
+    with app.app_context():
+        return db.session.scalar(select(func.count()).select_from(Score))
+
+
+def test_a_full_disk_answers_a_retryable_503_on_the_score_api_and_saves_nothing(demo):  # noqa: F811
+    client, auth = signed_in(demo)
+    question = first_question(client)
+    token = auth.token()
+    before = scores(demo)
+    with disk_full(demo):
+        response = post_score(client, token, question_id=question, label="A", value=4)
+        health = demo.test_client().get("/healthz")
+    assert response.status_code == 503 and response.is_json, response.get_data(as_text=True)
+    assert int(response.headers["Retry-After"]) > 0
+    body = response.get_json()
+    assert body["retryable"] is True and "Nothing was saved" in body["error"] and "disk is full" in body["error"]
+    assert scores(demo) == before
+    assert health.status_code == 503 and health.get_json()["db"].startswith("error: full")
+    # The page's script retries: once there is space again the same save goes through.
+    assert post_score(client, token, question_id=question, label="A", value=4).status_code == 200
+    assert scores(demo) == before + 1
+
+
+def test_a_full_disk_answers_a_styled_503_on_pages(demo):  # noqa: F811
+    client, auth = signed_in(demo, "admin")
+    with disk_full(demo):
+        response = client.post("/admin/users", data={"csrf_token": auth.token(), "username": "newbie",
+                                                     "role": "annotator", "password": "a-long-password-1"})
+    page = response.get_data(as_text=True)
+    assert response.status_code == 503 and response.mimetype == "text/html"
+    assert "Nothing was saved" in page and 'id="main"' in page and "Traceback" not in page
+    assert response.headers["Retry-After"]
+
+
+def read_only_app(app):
+    """The same database, opened read-only (as with a read-only instance folder)."""
+    path = os.path.join(app.instance_path, "leval.db")
+    with app.app_context():
+        db.engine.dispose()
+    return create_app({"INSTANCE_PATH": app.instance_path, "TESTING": True,
+                       "SQLALCHEMY_DATABASE_URI": f"sqlite:///file:{path}?mode=ro&uri=true"})
+
+
+def test_sign_in_on_a_read_only_database_is_a_503_not_a_500(app):
+    readonly = read_only_app(app)
+    client = readonly.test_client()
+    response = client.post("/login", data={"username": "admin", "password": PASSWORDS["admin"],
+                                           "csrf_token": csrf_token(client)})
+    page = response.get_data(as_text=True)
+    assert response.status_code == 503 and "Nothing was saved" in page and response.headers["Retry-After"]
+    health = client.get("/healthz")
+    assert health.status_code == 503 and health.get_json()["db"].startswith("error: readonly")
+
+
+def damage(path, *, offset: int, length: int) -> None:
+    with open(path, "r+b") as handle:
+        handle.seek(offset)
+        handle.write(b"\xa5" * length)
+
+
+def checkpointed_copy(app, tmp_path):
+    """A demo database folded into one file (no WAL), for damaging."""
+    with app.app_context():
+        db.session.execute(db.text("PRAGMA wal_checkpoint(TRUNCATE)"))
+        db.session.commit()
+        db.session.remove()
+        db.engine.dispose()
+    folder = tmp_path / "damaged"
+    folder.mkdir()
+    shutil.copy(os.path.join(app.instance_path, "leval.db"), folder / "leval.db")
+    shutil.copy(os.path.join(app.instance_path, "secret_key"), folder / "secret_key") if os.path.exists(
+        os.path.join(app.instance_path, "secret_key")) else None
+    return folder
+
+
+def test_healthz_answers_503_for_a_database_damaged_mid_file(demo, tmp_path):  # noqa: F811
+    folder = checkpointed_copy(demo, tmp_path)
+    size = (folder / "leval.db").stat().st_size
+    assert size > 40 * 4096
+    damage(folder / "leval.db", offset=(size // 4096 // 2) * 4096, length=8 * 4096)
+    damaged = create_app({"INSTANCE_PATH": folder, "TESTING": True})
+    health = damaged.test_client().get("/healthz")
+    body = health.get_json()
+    assert health.status_code == 503 and body["status"] == "degraded" and "integrity" in body["db"]
+    assert health.headers["Retry-After"]
+
+
+def test_healthz_checks_the_database_takes_writes(app, monkeypatch):
+    assert app.test_client().get("/healthz").get_json() == {"status": "ok", "db": "ok"}
+    with disk_full(app):
+        app.config["LEVAL_HEALTH_PROBE_SECONDS"] = 0  # no remembered success
+        assert app.test_client().get("/healthz").status_code == 503
+    assert app.test_client().get("/healthz").status_code == 200
+
+
+def start_server(folder, port: int = 5999):
+    env = {**os.environ, "LEVAL_INSTANCE": str(folder), "LEVAL_DEMO": "0", "LEVAL_WORKERS": "0"}
+    return subprocess.run([sys.executable, "run.py", "serve", "--port", str(port)], cwd=REPO_ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("kind", ["header", "truncated", "mid-file"])
+def test_a_start_on_a_damaged_database_prints_one_clear_line_and_exits_non_zero(demo, tmp_path, kind):  # noqa: F811
+    folder = checkpointed_copy(demo, tmp_path)
+    path = folder / "leval.db"
+    size = path.stat().st_size
+    if kind == "header":
+        damage(path, offset=0, length=100)
+    elif kind == "truncated":
+        os.truncate(path, (size // 4096 // 2) * 4096 + 1000)
+    else:
+        damage(path, offset=(size // 4096 // 2) * 4096, length=8 * 4096)
+    done = start_server(folder)
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr + done.stdout
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: cannot start: the database"), done.stderr
+    assert "damaged or unreadable" in lines[0] and "running at" not in done.stdout
+
+
+def test_a_full_instance_folder_answers_503_on_an_upload_and_stages_nothing(demo, monkeypatch):  # noqa: F811
+    import errno
+
+    from app.services.uploads import staging
+    from tests.support.predictions import demo_file, post_upload
+
+    def no_space(path, data):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(staging, "_write_atomic", no_space)
+    client, auth = signed_in(demo, "researcher")
+    response = post_upload(client, auth, [("alpha.pred.jsonl", demo_file("human_eval/terse-13b.pred.jsonl", "alpha"))])
+    page = response.get_data(as_text=True)
+    assert response.status_code == 503 and "Nothing was saved" in page and "disk is full" in page
+    assert response.headers["Retry-After"]
+    staged = os.path.join(demo.instance_path, "uploads", "staging")
+    assert not os.path.isdir(staged) or not [n for n in os.listdir(staged) if n.endswith(".json")]
