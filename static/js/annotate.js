@@ -256,10 +256,50 @@
     radio.dispatchEvent(new Event("change", { bubbles: true }));
   }
 
+  /* The workspace is a fixed frame whose panels scroll; the window itself must never scroll, or the
+     work bar slides out of view with no scroll bar to bring it back. scrollIntoView() and a plain
+     focus() scroll every ancestor, the window included, so elements are brought into view by
+     scrolling their pane alone. */
+  const pane = document.getElementById("score-panel");
+  function paneScrolls() { return pane && getComputedStyle(pane).overflowY !== "visible"; }
+
+  function reveal(element, block) {
+    if (!paneScrolls()) { element.scrollIntoView({ block: block }); return; }  // narrow screens: the page scrolls
+    const margin = parseFloat(getComputedStyle(pane).scrollPaddingTop) || 0;
+    const box = element.getBoundingClientRect();
+    const frame = pane.getBoundingClientRect();
+    if (block === "start") {
+      pane.scrollTop += box.top - frame.top - margin;
+    } else if (box.top < frame.top + margin) {
+      pane.scrollTop += box.top - frame.top - margin;
+    } else if (box.bottom > frame.bottom) {
+      pane.scrollTop += Math.min(box.bottom - frame.bottom + margin, box.top - frame.top - margin);
+    }
+  }
+
+  function keepWindowStill() {
+    if (!paneScrolls()) return;
+    const root = document.scrollingElement || document.documentElement;
+    if (root.scrollTop || root.scrollLeft) root.scrollTo(0, 0);
+    if (document.body.scrollTop) document.body.scrollTop = 0;
+  }
+  // A last guard: anything else that scrolls the window (the browser revealing a focused control) is undone.
+  window.addEventListener("scroll", keepWindowStill);
+
   function focusAnswer(answer) {
     answers.forEach(function (a) { a.classList.toggle("is-current", a === answer); });
     answer.focus({ preventScroll: true });
-    answer.scrollIntoView({ block: "start" });
+    reveal(answer, "start");
+  }
+
+  function focusComment(answer) {
+    const box = answer.querySelector(".comment-box");
+    if (!box) return false;
+    box.open = true;
+    const textarea = box.querySelector("textarea");
+    textarea.focus({ preventScroll: true });
+    reveal(textarea, "nearest");
+    return true;
   }
 
   function move(from, step) {
@@ -300,11 +340,23 @@
     const inDocument = target.closest && target.closest(".doc-panel");
     const key = event.key;
     if (key === "?") { event.preventDefault(); showShortcuts(); return; }
-    if (key === "/") { event.preventDefault(); document.getElementById("doc-find-input").focus(); return; }
+    if (key === "/") {
+      event.preventDefault();
+      const find = document.getElementById("doc-find-input");
+      find.focus({ preventScroll: true });
+      find.select();  // typing replaces the last search instead of appending to it
+      return;
+    }
+    // Single letters without modifiers: Ctrl/Alt/Meta chords stay the browser's, and a screen
+    // reader in browse mode keeps its own letter keys (it does not pass them to the page).
+    if (key === "n" || key === "p") {
+      const link = document.getElementById(key === "n" ? "next-question" : "previous-question");
+      if (link) { event.preventDefault(); link.click(); }  // the link's own handler saves first
+      return;
+    }
     if (answer && key.length === 1 && key >= "1" && key <= "5") { event.preventDefault(); choose(answer, key); return; }
     if (answer && key === "c") {
-      const box = answer.querySelector(".comment-box");
-      if (box) { event.preventDefault(); box.open = true; box.querySelector("textarea").focus(); }
+      if (focusComment(answer)) event.preventDefault();
       return;
     }
     if (key === "j" || key === "k") { event.preventDefault(); move(answer, key === "j" ? 1 : -1); return; }
