@@ -32,11 +32,15 @@
       el: el, label: el.dataset.label, answer: el.dataset.answer, value: value, comment: text,
       saved: { value: value, comment: text.trim() },
       inflight: false, timer: null, attempt: 0, error: null,
+      seconds: null,  // active seconds on the question when the annotator last changed this answer
     };
   });
   let savedOnce = false;
   let reloadReason = null;       // the server's message once it asked for a reload; no save is sent after
   let leavingOnPurpose = false;  // the annotator chose to reload: no "leave the page?" prompt
+
+  // Taken when the annotator changes something, not when the save is sent: a retry must not add the wait.
+  function stamp(s) { if (window.levalActiveSeconds) s.seconds = window.levalActiveSeconds(); }  // activetime.js
 
   function each(fn) { Object.keys(states).forEach(function (k) { fn(states[k]); }); }
   function isDirty(s) { return s.value !== null && (s.value !== s.saved.value || s.comment.trim() !== s.saved.comment); }
@@ -132,6 +136,7 @@
     refreshStatus();
     const sent = { study: studyId, question_id: questionId, round: roundNumber, label: s.label, answer: s.answer,
                    value: s.value, comment: s.comment };
+    if (s.seconds !== null) sent.seconds = s.seconds;
     let response = null;
     fetch(saveUrl, {
       method: "POST", credentials: "same-origin",
@@ -218,12 +223,14 @@
     el.addEventListener("change", function (event) {
       if (!event.target.classList.contains("score-radio")) return;
       s.value = Number(event.target.value);
+      stamp(s);
       send(s);
     });
     const comment = el.querySelector(".comment");
     if (!comment) return;
     comment.addEventListener("input", function () {
       s.comment = comment.value;
+      stamp(s);
       keepDraft(s);
       if (s.value === null) { refreshStatus(); return; }
       if (!s.inflight) schedule(s, COMMENT_DELAY);
