@@ -263,35 +263,7 @@
     radio.dispatchEvent(new Event("change", { bubbles: true }));
   }
 
-  /* The workspace is a fixed frame whose panels scroll; the window itself must never scroll, or the
-     work bar slides out of view with no scroll bar to bring it back. scrollIntoView() and a plain
-     focus() scroll every ancestor, the window included, so elements are brought into view by
-     scrolling their pane alone. */
-  const pane = document.getElementById("score-panel");
-  function paneScrolls() { return pane && getComputedStyle(pane).overflowY !== "visible"; }
-
-  function reveal(element, block) {
-    if (!paneScrolls()) { element.scrollIntoView({ block: block }); return; }  // narrow screens: the page scrolls
-    const margin = parseFloat(getComputedStyle(pane).scrollPaddingTop) || 0;
-    const box = element.getBoundingClientRect();
-    const frame = pane.getBoundingClientRect();
-    if (block === "start") {
-      pane.scrollTop += box.top - frame.top - margin;
-    } else if (box.top < frame.top + margin) {
-      pane.scrollTop += box.top - frame.top - margin;
-    } else if (box.bottom > frame.bottom) {
-      pane.scrollTop += Math.min(box.bottom - frame.bottom + margin, box.top - frame.top - margin);
-    }
-  }
-
-  function keepWindowStill() {
-    if (!paneScrolls()) return;
-    const root = document.scrollingElement || document.documentElement;
-    if (root.scrollTop || root.scrollLeft) root.scrollTo(0, 0);
-    if (document.body.scrollTop) document.body.scrollTop = 0;
-  }
-  // A last guard: anything else that scrolls the window (the browser revealing a focused control) is undone.
-  window.addEventListener("scroll", keepWindowStill);
+  const reveal = window.levalReveal;  // workspace.js: scrolls the answers' pane, never the window
 
   function focusAnswer(answer) {
     answers.forEach(function (a) { a.classList.toggle("is-current", a === answer); });
