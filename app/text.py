@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any
 
 
@@ -29,16 +30,122 @@ def sha256_text(text: str) -> str:
     return sha256_bytes(text.encode("utf-8"))
 
 
-def derive_title(text: str, limit: int = 90) -> str:
-    """Use the document's first non-empty line as its title, shortened on a word boundary."""
-    for line in text.splitlines():
-        line = normalize_ws(line)
+TITLE_LIMIT = 90
+TITLE_SCAN_LINES = 12  # a title sits at the top; deeper lines are the text itself
+_TITLE_FIELD = re.compile(r"^title:\s*(.+)$", re.IGNORECASE)
+_WIKIPEDIA = re.compile(r"^(.+?)\s+-\s+wikipedia\b", re.IGNORECASE)
+_CALL = re.compile(r"\bwelcome to (?:the )?(.{5,120}?\b(?:earnings|results|conference) call)\b", re.IGNORECASE)
+_BY_AUTHOR = re.compile(r"^(?:by\b|_by_$)", re.IGNORECASE)
+_TITLE_BY = re.compile(r"^.{3,100}, by [A-Z]")
+_AGREEMENT = re.compile(r"\b([A-Z][A-Z&,.' -]{2,80}?AGREEMENT)\b")
+_CAPITAL_LEAD = re.compile(r"^([A-Z][A-Z0-9 ,&'’–-]{8,118}[A-Z])\.\s")
+_SPEAKER = re.compile(r"^[^\s:]+(?: [^\s:]+){0,2}: ")
+# Opening lines that are a section's heading, not the document's title.
+_SECTION_HEADINGS = frozenset({
+    "introduction", "abstract", "summary", "background", "contents", "table of contents", "preface", "foreword",
+    "field of the invention", "cross reference to related applications", "cross-reference to related applications",
+})
+
+
+def shorten(text: str, limit: int = TITLE_LIMIT) -> str:
+    """Collapse whitespace and cut on a word boundary with an ellipsis when longer than `limit`."""
+    text = normalize_ws(text)
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0]
+    return (cut or text[:limit]) + "…"
+
+
+def title_line(text: str) -> str | None:
+    """The title a document's opening lines state, or None.
+
+    Recognised: a `Title:` field, a Wikipedia page's name, an earnings call's name from its
+    greeting, a heading followed by a byline ("By …"), a "Name, by Author" line, and a contract's
+    capitalised "… AGREEMENT" heading. Anything else is text, not a title.
+    """
+    lines = []
+    stands_alone = False  # the first line is a paragraph of its own (a blank line follows it)
+    for raw in text.splitlines():
+        line = normalize_ws(raw)
         if line:
-            if len(line) <= limit:
-                return line
-            cut = line[:limit].rsplit(" ", 1)[0]
-            return (cut or line[:limit]) + "…"
-    return "Untitled document"
+            lines.append(line)
+            if len(lines) == TITLE_SCAN_LINES:
+                break
+        elif len(lines) == 1:
+            stands_alone = True
+    for line in lines:
+        found = _TITLE_FIELD.match(line)
+        if found:
+            return found.group(1)
+    if not lines:
+        return None
+    first = lines[0]
+    found = _WIKIPEDIA.match(first)
+    if found:
+        return found.group(1)
+    for line in lines[:3]:
+        found = _CALL.search(line)
+        if found:
+            return found.group(1)
+    if len(lines) > 1 and _BY_AUTHOR.match(lines[1]) and len(first) <= 120 and not first.endswith((".", ":", "?")):
+        return first
+    if _TITLE_BY.match(first):
+        return first
+    for line in lines[:3]:
+        found = _AGREEMENT.search(line)
+        if found:
+            return found.group(1).strip(" ,.-")
+    return _heading(first, stands_alone)
+
+
+def _heading(line: str, stands_alone: bool) -> str | None:
+    """The first line as a heading: a capitalised lead sentence, or a short line standing alone."""
+    found = _CAPITAL_LEAD.match(line)
+    if found and len(found.group(1).split()) >= 3:
+        return found.group(1)
+    words = line.split()
+    if (not stands_alone or not 3 <= len(words) <= 16 or len(line) > 120 or line[0] in "[(0123456789"
+            or line.endswith((".", "?", "!", ":", ";", ",")) or _SPEAKER.match(line)
+            or line.lower() in _SECTION_HEADINGS):
+        return None
+    return line
+
+
+def document_title(text: str, task: str, number: int, limit: int = TITLE_LIMIT) -> str:
+    """A document's title: the title its opening lines state, else its task and its number in that task.
+
+    The first line of most long texts is not a title (a speaker's turn, "Introduction", a
+    transcriber's note), so it is never used as one.
+    """
+    found = title_line(text)
+    if found:
+        return shorten(found, limit)
+    return f"{task or 'document'} · document {number}"
+
+
+SHARED_LEAD_MIN = 20
+
+
+def shared_lead(texts: list[str]) -> int:
+    """How many leading characters (of each whitespace-normalised text) all texts share, cut at a word.
+
+    Questions on one document often repeat one preamble ("You are asked to act as … and answer the
+    question: …"); a list that drops it shows what tells them apart. 0 when fewer than two texts,
+    when the shared part is short, or when it would leave a text empty.
+    """
+    texts = [normalize_ws(t) for t in texts]
+    if len(texts) < 2:
+        return 0
+    first, last = min(texts), max(texts)  # the common prefix of all is that of the extremes
+    size = 0
+    while size < len(first) and first[size] == last[size]:
+        size += 1
+    if size == len(first):  # one question is the start of another (or equal to it): nothing to drop
+        return 0
+    cut = first[:size].rfind(" ") + 1  # after the last whole shared word
+    if cut < SHARED_LEAD_MIN or any(len(t) <= cut for t in texts):
+        return 0
+    return cut
 
 
 def is_valid_unicode(value: Any) -> bool:

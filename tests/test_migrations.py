@@ -303,3 +303,52 @@ def test_leaderboard_keys_and_lveval_items_arrive_on_a_database_with_data(tmp_pa
             assert "lveval_items" not in inspect(db.engine).get_table_names()
         db.session.remove()
         db.engine.dispose()
+
+
+BEFORE_TITLES = "f87bdea9abc2"
+
+
+def test_document_titles_are_rederived_and_everything_else_kept(tmp_path):
+    from datetime import datetime
+
+    from sqlalchemy import MetaData, Table, insert
+
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=FIRST_SCHEMA)
+        with db.engine.begin() as connection:
+            seed_first_schema(connection)  # document 1: 'news_summ', titled "Doc" by hand
+        upgrade(revision=BEFORE_TITLES)
+        turns = "Chair B: Shall we start?\nMember C: Yes.\n" + "Member C: More talk.\n" * 3000
+        call = "Good morning, and welcome to the Acme Widgets Third Quarter 2031 Earnings Call. Lines are muted."
+        with db.engine.begin() as connection:
+            documents = Table("documents", MetaData(), autoload_with=connection)
+            common = {"source": "", "sha256": "", "word_count": 1, "char_count": 1, "evaluation": "human",
+                      "source_file": "ref.jsonl", "line_no": 1, "is_demo": False, "created_at": datetime(2026, 1, 2, 3, 4, 5)}
+            for id_, collection, task, title, text_ in (
+                (2, "human_eval", "meeting_summ", "Chair B: Shall we start?", turns),
+                (3, "human_eval", "meeting_summ", "Chair B: Shall we go?", turns.replace("start", "go")),
+                (4, "human_eval", "financial", call[:90].rsplit(" ", 1)[0] + "…", call),
+                (5, "lveval", "factrecall_en", "LV-Eval factrecall_en, 16k", "Who founded it?"),
+                (6, "authored", "financial", call[:90].rsplit(" ", 1)[0] + "…", call),
+            ):
+                connection.execute(insert(documents).values(
+                    id=id_, collection=collection, task=task, title=title, text=text_, **{**common, "sha256": str(len(text_))}))
+        upgrade()
+        with db.engine.connect() as connection:
+            titles = dict(connection.execute(text("SELECT id, title FROM documents ORDER BY id")).all())
+            assert titles == {
+                1: "Doc",  # not made by the old rule: left alone
+                2: "meeting_summ · document 1", 3: "meeting_summ · document 2",
+                4: "Acme Widgets Third Quarter 2031 Earnings Call",
+                5: "LV-Eval factrecall_en, 16k",
+                6: "Acme Widgets Third Quarter 2031 Earnings Call",
+            }
+            assert connection.execute(text("SELECT value, comment FROM scores")).one() == (4, "good")
+            assert connection.execute(text("SELECT count(*) FROM questions")).scalar() == 1
+        downgrade(revision=BEFORE_TITLES)
+        with db.engine.connect() as connection:
+            titles = dict(connection.execute(text("SELECT id, title FROM documents ORDER BY id")).all())
+            assert (titles[1], titles[2], titles[3]) == ("Doc", "Chair B: Shall we start?", "Chair B: Shall we go?")
+            assert titles[4] == titles[6] == call[:90].rsplit(" ", 1)[0] + "…" and titles[5].startswith("LV-Eval")
+        db.engine.dispose()

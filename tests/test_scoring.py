@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from datetime import timedelta
 
 import pytest
 from hypothesis import given, settings
@@ -11,7 +10,6 @@ from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import AnnotationRound, Answer, QuestionView, Score, ScoreRevision, StudyAnswer, StudySystem, System
-from app.models.base import utcnow
 from app.services.annotation import blinding, rounds, scoring, workload
 from app.services.annotation.documents import SEGMENT_CHARS, segment_text
 from app.services.annotation.oversight import annotator_progress
@@ -170,11 +168,10 @@ def test_history_keeps_every_change_and_repeats_change_nothing(demo):
         study, round_ = _open()
         question_id = _workload(study, round_).slots[0].question_id
         view = blinding.ensure_view(round_, question_id)
-        view.first_viewed_at = utcnow() - timedelta(seconds=90)
-        db.session.commit()
         answer = blinding.visible_answers(view, study.id)[0]
-        first = _save(round_, question_id, answer, 3)
-        assert first.changed and 89 <= first.seconds_spent <= 120
+        first = scoring.save_score(_context(round_, question_id), answer.answer_id, answer.sha256, answer.label, 3, "",
+                                   seconds=90)
+        assert first.changed and db.session.scalars(select(Score)).one().seconds_spent == 90
         assert not _save(round_, question_id, answer, 3).changed
         _save(round_, question_id, answer, 5)
         _save(round_, question_id, answer, 5, "clear and complete")

@@ -90,6 +90,30 @@ def test_save_is_validated_idempotent_and_reports_progress(demo):
         assert db.session.scalar(select(func.count(ScoreRevision.id))) == 1
 
 
+def test_save_stores_the_active_seconds_the_page_reports(demo):
+    client, auth = signed_in(demo)
+    token = auth.token()
+    question_id = first_question(client)
+
+    def seconds_of(label: str) -> float:
+        with demo.app_context():
+            return db.session.scalar(select(Score.seconds_spent).where(Score.answer_label == label))
+
+    for bad in (True, 4.5, "12", -1, 24 * 3600 + 1, 2 ** 70):
+        response = post_score(client, token, question_id=question_id, label="A", value=3, seconds=bad)
+        assert response.status_code == 400 and response.get_json()["field"] == "seconds", bad
+    assert post_score(client, token, question_id=question_id, label="A", value=3, seconds=42).status_code == 200
+    assert seconds_of("A") == 42
+    # A later change reports the time up to it; a save without a time (a restored draft) keeps the last one.
+    assert post_score(client, token, question_id=question_id, label="A", value=4, seconds=57).status_code == 200
+    assert seconds_of("A") == 57
+    assert post_score(client, token, question_id=question_id, label="A", value=4, comment="ok").status_code == 200
+    assert seconds_of("A") == 57
+    # Not the wall clock since the question was first shown: without a time a new score has 0.
+    assert post_score(client, token, question_id=question_id, label="B", value=2).status_code == 200
+    assert seconds_of("B") == 0
+
+
 def test_save_needs_csrf_and_a_session(demo):
     client, auth = signed_in(demo)
     question_id = first_question(client)

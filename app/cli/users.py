@@ -7,7 +7,7 @@ import click
 from flask.cli import with_appcontext
 
 from ..models.users import ROLES
-from ..services.accounts import AccountError, create_user
+from ..services.accounts import AccountError, create_user, find_user, list_users, reset_password
 from .database import upgrade_database
 
 
@@ -32,4 +32,42 @@ def create_user_command(name: str, role: str, password_stdin: bool) -> None:
     click.echo(f"Created {user.role} '{user.username}'.")
 
 
-COMMANDS = [create_user_command]
+@click.command("reset-password")
+@with_appcontext
+@click.argument("name")
+@click.option("--activate", is_flag=True, help="Also reactivate the account if it was deactivated.")
+def reset_password_command(name: str, activate: bool) -> None:
+    """Give an account a new one-time password and end its sessions."""
+    upgrade_database()
+    user = find_user(name)
+    if user is None:
+        raise click.ClickException(f"no account named '{name}' (see: python run.py users)")
+    if activate:
+        user.active = True
+    # The account service owns the rule: a new password raises the session version, so every
+    # browser signed in as this account is signed out.
+    password = reset_password(user)
+    click.echo(f"New password for {user.role} '{user.username}': {password}")
+    click.echo("It is shown only this once; every session of this account has ended.")
+    if not user.active:
+        click.echo("The account is deactivated: add --activate to let it sign in.", err=True)
+
+
+@click.command("users")
+@with_appcontext
+def users_command() -> None:
+    """List accounts with their role, state and last sign-in."""
+    upgrade_database()
+    users = list_users()
+    if not users:
+        click.echo("No accounts yet: `python run.py serve` creates the first admin.")
+        return
+    width = max(len("name"), *(len(u.username) for u in users))
+    click.echo(f"{'name':<{width}}  {'role':<10}  {'state':<11}  last sign-in")
+    for user in users:
+        state = "active" if user.active else "deactivated"
+        last = user.last_login_at.strftime("%Y-%m-%d %H:%M UTC") if user.last_login_at else "never"
+        click.echo(f"{user.username:<{width}}  {user.role:<10}  {state:<11}  {last}")
+
+
+COMMANDS = [create_user_command, reset_password_command, users_command]

@@ -16,8 +16,9 @@ from ..generate import authoring as core
 from ..models import AuthoredPair, Document, Prediction, Question, User
 from ..models.base import utcnow
 from ..models.generation import AUTHORED, IMPORTED
-from ..text import derive_title, match_key, sha256_text, word_count
+from ..text import match_key, sha256_text, word_count
 from .annotation.documents import segment_text
+from .importers.documents import title_for_new_document
 
 PairError = core.PairError
 
@@ -267,7 +268,8 @@ def _document_for(line: core.TaskLine, name: str, report: ImportReport) -> Docum
     if found is not None:
         return found
     task = line.source or name.rsplit("/", 1)[-1].split(".")[0]
-    document = Document(collection=IMPORTED, task=task[:80], source=line.source[:200], title=derive_title(line.text),
+    document = Document(collection=IMPORTED, task=task[:80], source=line.source[:200],
+                        title=title_for_new_document(line.text, IMPORTED, task[:80]),
                         text=line.text, sha256=digest, word_count=word_count(line.text), char_count=len(line.text),
                         evaluation=line.evaluation[:20], source_file=name[:500])
     db.session.add(document)

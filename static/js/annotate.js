@@ -32,11 +32,15 @@
       el: el, label: el.dataset.label, answer: el.dataset.answer, value: value, comment: text,
       saved: { value: value, comment: text.trim() },
       inflight: false, timer: null, attempt: 0, error: null,
+      seconds: null,  // active seconds on the question when the annotator last changed this answer
     };
   });
   let savedOnce = false;
   let reloadReason = null;       // the server's message once it asked for a reload; no save is sent after
   let leavingOnPurpose = false;  // the annotator chose to reload: no "leave the page?" prompt
+
+  // Taken when the annotator changes something, not when the save is sent: a retry must not add the wait.
+  function stamp(s) { if (window.levalActiveSeconds) s.seconds = window.levalActiveSeconds(); }  // activetime.js
 
   function each(fn) { Object.keys(states).forEach(function (k) { fn(states[k]); }); }
   function isDirty(s) { return s.value !== null && (s.value !== s.saved.value || s.comment.trim() !== s.saved.comment); }
@@ -132,6 +136,7 @@
     refreshStatus();
     const sent = { study: studyId, question_id: questionId, round: roundNumber, label: s.label, answer: s.answer,
                    value: s.value, comment: s.comment };
+    if (s.seconds !== null) sent.seconds = s.seconds;
     let response = null;
     fetch(saveUrl, {
       method: "POST", credentials: "same-origin",
@@ -218,12 +223,14 @@
     el.addEventListener("change", function (event) {
       if (!event.target.classList.contains("score-radio")) return;
       s.value = Number(event.target.value);
+      stamp(s);
       send(s);
     });
     const comment = el.querySelector(".comment");
     if (!comment) return;
     comment.addEventListener("input", function () {
       s.comment = comment.value;
+      stamp(s);
       keepDraft(s);
       if (s.value === null) { refreshStatus(); return; }
       if (!s.inflight) schedule(s, COMMENT_DELAY);
@@ -256,10 +263,22 @@
     radio.dispatchEvent(new Event("change", { bubbles: true }));
   }
 
+  const reveal = window.levalReveal;  // workspace.js: scrolls the answers' pane, never the window
+
   function focusAnswer(answer) {
     answers.forEach(function (a) { a.classList.toggle("is-current", a === answer); });
     answer.focus({ preventScroll: true });
-    answer.scrollIntoView({ block: "start" });
+    reveal(answer, "start");
+  }
+
+  function focusComment(answer) {
+    const box = answer.querySelector(".comment-box");
+    if (!box) return false;
+    box.open = true;
+    const textarea = box.querySelector("textarea");
+    textarea.focus({ preventScroll: true });
+    reveal(textarea, "nearest");
+    return true;
   }
 
   function move(from, step) {
@@ -300,11 +319,23 @@
     const inDocument = target.closest && target.closest(".doc-panel");
     const key = event.key;
     if (key === "?") { event.preventDefault(); showShortcuts(); return; }
-    if (key === "/") { event.preventDefault(); document.getElementById("doc-find-input").focus(); return; }
+    if (key === "/") {
+      event.preventDefault();
+      const find = document.getElementById("doc-find-input");
+      find.focus({ preventScroll: true });
+      find.select();  // typing replaces the last search instead of appending to it
+      return;
+    }
+    // Single letters without modifiers: Ctrl/Alt/Meta chords stay the browser's, and a screen
+    // reader in browse mode keeps its own letter keys (it does not pass them to the page).
+    if (key === "n" || key === "p") {
+      const link = document.getElementById(key === "n" ? "next-question" : "previous-question");
+      if (link) { event.preventDefault(); link.click(); }  // the link's own handler saves first
+      return;
+    }
     if (answer && key.length === 1 && key >= "1" && key <= "5") { event.preventDefault(); choose(answer, key); return; }
     if (answer && key === "c") {
-      const box = answer.querySelector(".comment-box");
-      if (box) { event.preventDefault(); box.open = true; box.querySelector("textarea").focus(); }
+      if (focusComment(answer)) event.preventDefault();
       return;
     }
     if (key === "j" || key === "k") { event.preventDefault(); move(answer, key === "j" ? 1 : -1); return; }

@@ -150,7 +150,12 @@
 
   function scrollToRange(range, element) {
     let rect = range.getBoundingClientRect();
-    if (!rect.height) { element.scrollIntoView({ block: "center" }); rect = range.getBoundingClientRect(); }
+    if (!rect.height) {
+      // Not laid out yet (content-visibility): bring its paragraph near first. Only this panel
+      // scrolls; scrollIntoView would scroll the window too and push the page out of its frame.
+      body.scrollTop = element.offsetTop - body.clientHeight / 3;
+      rect = range.getBoundingClientRect();
+    }
     const box = body.getBoundingClientRect();
     body.scrollTop += rect.top - box.top - box.height / 3;
   }
@@ -204,11 +209,13 @@
   let searchTimer = null;
   input.addEventListener("input", function () {
     clearTimeout(searchTimer);
-    searchTimer = setTimeout(search, 160);
+    // Cleared when it fires: Enter after the search has run must move on, not search again.
+    searchTimer = setTimeout(function () { searchTimer = null; search(); }, 160);
   });
   input.addEventListener("keydown", function (event) {
     if (event.key === "Enter") {
       event.preventDefault();
+      // Typed but not searched yet: search now, showing the first match from the reading place.
       if (searchTimer) { clearTimeout(searchTimer); searchTimer = null; search(); return; }
       show(current + (event.shiftKey ? -1 : 1));
     } else if (event.key === "Escape") {

@@ -139,6 +139,65 @@ def page(browser):
     context.close()
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failing browser test leaves a full-page screenshot of every open page in tests/e2e/artifacts/.
+
+    Taken when the test body's report is made: the `page` fixture's context is still open then, and
+    contexts a test opened itself are kept open until teardown (see keep_contexts_open).
+    """
+    outcome = yield
+    report = outcome.get_result()
+    browser = item.funcargs.get("browser") if hasattr(item, "funcargs") else None
+    if report.when != "call" or not report.failed or browser is None:
+        return
+    for path in save_failure_screenshots(browser, item.nodeid):
+        report.sections.append(("screenshot", f"saved {path}"))
+
+
+def save_failure_screenshots(browser, nodeid: str) -> list[Path]:
+    """Save a full-page screenshot of each open page; a page that cannot be taken is skipped."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", nodeid.split("::", 1)[-1])[:120]
+    saved = []
+    pages = [p for context in browser.contexts for p in context.pages if not p.is_closed()]
+    for index, open_page in enumerate(pages):
+        path = ARTIFACTS / f"FAILED-{stem}{'' if index == 0 else f'-{index + 1}'}.png"
+        try:
+            open_page.screenshot(path=str(path), full_page=True, timeout=10_000)
+        except Exception:  # noqa: BLE001  a crashed page must not hide the test's own failure
+            continue
+        saved.append(path)
+    return saved
+
+
+@pytest.fixture(autouse=True)
+def keep_contexts_open(request):
+    """Hold back `close()` of contexts a test opens itself until teardown, so a failure can still be seen.
+
+    Tests close their own contexts in `finally:`, which runs before the failure is reported; without
+    this the screenshot would find no page.
+    """
+    if "browser" not in request.fixturenames:
+        yield
+        return
+    browser = request.getfixturevalue("browser")
+    opened = []
+    original = browser.new_context
+
+    def new_context(*args, **kwargs):
+        context = original(*args, **kwargs)
+        context.close = lambda *a, **k: None  # closed below, after the report
+        opened.append(context)
+        return context
+
+    browser.new_context = new_context
+    yield
+    del browser.new_context  # back to the class's method
+    for context in opened:
+        type(context).close(context)
+
+
 def screenshot(page, name: str) -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"

@@ -23,6 +23,9 @@ LETTERS = string.ascii_uppercase
 STARTED_OVER = "Your scoring round has changed (you were started over). Reload the page."
 ANSWER_CHANGED = "Answer {label} is not the text this page showed any more. Reload the page."
 SHA256_HEX = frozenset("0123456789abcdef")
+# Active seconds the page reports with a save: a whole number, at most a day (no one scores one
+# question for longer; anything above is a broken or forged client).
+MAX_ACTIVE_SECONDS = 24 * 3600
 
 # The rubric shown beside every score control; anchored so that annotators agree on levels.
 RUBRIC = (
@@ -79,6 +82,7 @@ class ScoreInput:
     comment: str
     round_number: int | None
     answer_sha256: str
+    seconds: int | None = None
 
 
 def _strict_int(value: object) -> bool:
@@ -95,7 +99,7 @@ def _positive_id(data: dict, key: str) -> int:
 
 
 def parse_score_payload(data: object) -> ScoreInput:
-    """Validate the JSON body {study, question_id, label, value, answer, comment?, round?}."""
+    """Validate the JSON body {study, question_id, label, value, answer, comment?, round?, seconds?}."""
     if not isinstance(data, dict):
         raise ScoreError("Send a JSON object.")
     study_id = _positive_id(data, "study")
@@ -124,7 +128,10 @@ def parse_score_payload(data: object) -> ScoreInput:
     round_number = data.get("round")
     if round_number is not None and not _strict_int(round_number):
         raise ScoreError("round must be an integer.", field="round")
-    return ScoreInput(study_id, question_id, label, value, comment, round_number, answer)
+    seconds = data.get("seconds")
+    if seconds is not None and (not _strict_int(seconds) or not 0 <= seconds <= MAX_ACTIVE_SECONDS):
+        raise ScoreError(f"seconds must be a whole number from 0 to {MAX_ACTIVE_SECONDS}.", field="seconds")
+    return ScoreInput(study_id, question_id, label, value, comment, round_number, answer, seconds)
 
 
 @dataclass(frozen=True)
@@ -136,12 +143,11 @@ class SaveContext:
     annotator_id: int
     study_id: int
     order: list[int]
-    first_viewed_at: datetime
 
 
 # Built once: the save endpoint is the hottest path, and statement construction is not free.
 _CONTEXT = (
-    select(AnnotationRound.id, AnnotationRound.number, QuestionView.order, QuestionView.first_viewed_at)
+    select(AnnotationRound.id, AnnotationRound.number, QuestionView.order)
     .join(QuestionView, QuestionView.round_id == AnnotationRound.id)
     .join(Study, Study.id == AnnotationRound.study_id)
     .where(
@@ -170,7 +176,7 @@ def load_save_context(annotator_id: int, study_id: int, question_id: int) -> Sav
     ).first()
     if found is None:
         return None
-    return SaveContext(found[0], found[1], annotator_id, study_id, list(found[2]), found[3])
+    return SaveContext(found[0], found[1], annotator_id, study_id, list(found[2]))
 
 
 def resolve_in_order(order: list[int], study_id: int, label: str) -> tuple[int, str] | None:
@@ -187,7 +193,7 @@ class SaveResult:
     changed: bool
     value: int
     comment: str
-    seconds_spent: float
+    seconds_spent: float | None
     saved_at: datetime
 
 
@@ -198,11 +204,14 @@ def as_utc(moment: datetime) -> datetime:
 
 def save_score(
     context: SaveContext, answer_id: int, answer_sha256: str, label: str, value: int, comment: str,
-    *, now: datetime | None = None, _retry: bool = True,
+    *, seconds: int | None = None, now: datetime | None = None, _retry: bool = True,
 ) -> SaveResult:
-    """Store a score with a revision; the same value and comment again change nothing (safe to retry)."""
+    """Store a score with a revision; the same value and comment again change nothing (safe to retry).
+
+    `seconds` is the active time the page measured on the question up to this save (see
+    static/js/activetime.js); without it a new score gets 0 and a changed one keeps its time.
+    """
     now = now or utcnow()
-    seconds = max(0.0, (now - as_utc(context.first_viewed_at)).total_seconds())
     current = db.session.execute(_CURRENT, {"round_id": context.round_id, "answer_id": answer_id}).first()
     if current is not None and current.value == value and current.comment == comment:
         return SaveResult(False, value, comment, seconds, now)
@@ -212,17 +221,16 @@ def save_score(
                 insert(Score).values(
                     round_id=context.round_id, annotator_id=context.annotator_id, answer_id=answer_id,
                     answer_sha256=answer_sha256, value=value, comment=comment, answer_label=label,
-                    seconds_spent=seconds, created_at=now, updated_at=now,
+                    seconds_spent=float(seconds or 0), created_at=now, updated_at=now,
                 ).returning(Score.id)
             ).scalar_one()
             old_value, old_comment = None, None
         else:
             score_id, old_value, old_comment = current
-            db.session.execute(
-                update(Score).where(Score.id == score_id).values(
-                    value=value, comment=comment, answer_label=label, seconds_spent=seconds, updated_at=now,
-                )
-            )
+            changes = {"value": value, "comment": comment, "answer_label": label, "updated_at": now}
+            if seconds is not None:
+                changes["seconds_spent"] = float(seconds)
+            db.session.execute(update(Score).where(Score.id == score_id).values(**changes))
         db.session.execute(insert(ScoreRevision).values(
             score_id=score_id, old_value=old_value, new_value=value, old_comment=old_comment,
             new_comment=comment, changed_at=now,
@@ -233,7 +241,8 @@ def save_score(
         db.session.rollback()
         if not _retry:
             raise
-        return save_score(context, answer_id, answer_sha256, label, value, comment, now=now, _retry=False)
+        return save_score(context, answer_id, answer_sha256, label, value, comment, seconds=seconds, now=now,
+                          _retry=False)
     return SaveResult(True, value, comment, seconds, now)
 
 
@@ -305,7 +314,8 @@ def save_from_request(annotator_id: int, data: object) -> dict:
     if sha != payload.answer_sha256:
         # The study moved to another version since the page loaded: never file a score under text it was not given for.
         raise ScoreError(ANSWER_CHANGED.format(label=payload.label), status=409, reload=True)
-    result = save_score(context, answer_id, sha, payload.label, payload.value, payload.comment)
+    result = save_score(context, answer_id, sha, payload.label, payload.value, payload.comment,
+                        seconds=payload.seconds)
     progress = progress_after_save(context, payload.question_id)
     return {
         "saved": True, "changed": result.changed, "label": payload.label, "value": result.value,

@@ -12,7 +12,7 @@ from sqlalchemy import func
 
 from ...extensions import db
 from ...models import Answer, Document, Question, Score, Study, StudyAnswer, StudyQuestion
-from ...text import normalize_ws
+from ...text import normalize_ws, shared_lead
 from ..studies.assignment import assigned_questions
 from ..studies.membership import shown_answers, study_scores
 
@@ -29,6 +29,8 @@ class QuestionSlot:
     instruction: str
     total: int
     scored: int = 0
+    # Leading characters this question shares with the others on its document (set by Workload.groups).
+    shared: int = 0
 
     @property
     def done(self) -> bool:
@@ -36,7 +38,8 @@ class QuestionSlot:
 
     @property
     def snippet(self) -> str:
-        text = normalize_ws(self.instruction)
+        """The question for a list: without the preamble its document's questions share, shortened."""
+        text = normalize_ws(self.instruction)[self.shared:]
         return text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1].rstrip() + "…"
 
 
@@ -103,6 +106,10 @@ class Workload:
             if not groups or groups[-1].document_id != slot.document_id:
                 groups.append(DocumentGroup(slot.document_id, slot.document_title, slot.task))
             groups[-1].slots.append(slot)
+        for group in groups:
+            lead = shared_lead([slot.instruction for slot in group.slots])
+            for slot in group.slots:
+                slot.shared = lead
         return groups
 
     def document_index(self, question_id: int) -> tuple[int, int]:

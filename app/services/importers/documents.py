@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from ...extensions import db
 from ...models import Document, Question, Reference
 from ...models.corpus import HUMAN_EVAL, TASKS
-from ...text import derive_title, match_key, sha256_text, word_count
+from ...text import document_title, match_key, sha256_text, word_count
 from ...metrics.files import FileFormatError, Row
 from .fields import optional_str, require_str, require_str_list
 
@@ -63,6 +63,18 @@ def _instructions(row: Row, name: str) -> list[str]:
     return instructions
 
 
+def title_for_new_document(text: str, collection: str, task: str, *, demo: bool = False) -> str:
+    """The title of a document about to be stored: its own title line, else its task and number in that task.
+
+    The shipped demo's documents are numbered apart, so real data starts at 1 beside the demo.
+    """
+    number = db.session.scalar(
+        select(func.count(Document.id))
+        .where(Document.collection == collection, Document.task == task, Document.is_demo.is_(demo))
+    ) + 1
+    return document_title(text, task, number)
+
+
 @dataclass
 class DocumentCounts:
     documents: int = 0
@@ -91,7 +103,8 @@ def store_documents(parsed: list[ParsedDocument], *, collection: str, name: str,
         ).first()
         if existing is None:
             existing = Document(
-                collection=collection, task=doc.task, source=doc.source, title=derive_title(doc.text),
+                collection=collection, task=doc.task, source=doc.source,
+                title=title_for_new_document(doc.text, collection, doc.task, demo=demo),
                 text=doc.text, sha256=digest, word_count=word_count(doc.text), char_count=len(doc.text),
                 evaluation=doc.evaluation, source_file=name, line_no=doc.line, is_demo=demo,
             )
