@@ -8,6 +8,7 @@ from pathlib import Path
 from ...extensions import db
 from ...metrics.files import FileFormatError, Row, is_lveval_file_name, is_lveval_row, iter_jsonl
 from ...metrics.lveval_eval import LvevalFile, collect_lveval_file
+from ..input_rules import lveval_row_errors
 from ...metrics.lveval_rows import input_notes
 from ...text import sha256_bytes
 from .store import store_model
@@ -68,6 +69,9 @@ def parse_model(system: str, payloads: list[tuple[str, bytes]]) -> tuple[list[Lv
     seen: dict[tuple[str, str], str] = {}
     for name, raw in payloads:
         parsed, problems = collect_lveval_file(name, raw)
+        if parsed is not None:
+            problems = lveval_row_errors(parsed)
+            parsed = None if problems else parsed
         errors += [problem.as_dict() for problem in problems]
         if parsed is None:
             continue
