@@ -15,6 +15,7 @@ from ..services.uploads import (
     AlreadyImported, ImportConflict, NothingToImport, StagingError, confirm_upload, discard_batch, load_batch,
     preview_upload,
 )
+from ..services.uploads.long_answers import MAX_HUMAN_ANSWER_CHARS, set_long_answers
 from ..services.uploads.overview import metric_jobs, systems_overview
 from .blueprint import bp
 
@@ -36,6 +37,7 @@ def index():
     return render_template(
         "predictions/index.html", systems=systems_overview(), jobs=metric_jobs(highlight), highlight=set(highlight),
         max_upload_mb=_max_upload_mb(), max_upload_bytes=current_app.config.get("MAX_CONTENT_LENGTH") or 0,
+        max_answer_chars=MAX_HUMAN_ANSWER_CHARS,
     )
 
 
@@ -106,6 +108,17 @@ def score(system_id: int):
         return redirect(url_for("predictions.index", jobs=exc.job.id))
     flash(f"Computing metrics for {system.name} (job #{job.id}).", "success")
     return redirect(url_for("predictions.index", jobs=job.id))
+
+
+@bp.post("/systems/<int:system_id>/long-answers")
+@staff_required
+def long_answers(system_id: int):
+    system = db.get_or_404(System, system_id)
+    show = request.form.get("decision") == "show"
+    changed = set_long_answers(system, show=show)
+    flash(f"{system.name}: {changed} answer(s) over {MAX_HUMAN_ANSWER_CHARS:,} characters "
+          f"{'are now shown to annotators' if show else 'are held back from annotators again'}.", "success")
+    return redirect(url_for("predictions.index"))
 
 
 @bp.errorhandler(RequestEntityTooLarge)
