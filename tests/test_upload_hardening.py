@@ -289,3 +289,15 @@ def test_one_upload_creates_at_most_the_configured_number_of_new_systems(app, re
     refused = {f.system: f.errors for f in batch.files if f.errors}
     assert list(refused) == ["s3"] and "at most 2 new systems" in refused["s3"][0]["message"]
 
+
+
+def test_the_command_line_importer_refuses_a_bad_system_name_too(app, tmp_path):
+    from app.services.demo import DEMO_PATH
+    from app.services.importers import import_path
+
+    load_demo_data(app)
+    (tmp_path / "bad\tname.pred.jsonl").write_bytes((DEMO_PATH / HUMAN).read_bytes())
+    with app.app_context():
+        (report,) = import_path(tmp_path).files
+        assert "the system name 'bad\\tname' is not allowed" in report.error["message"]
+        assert db.session.scalars(select(System).where(System.name == "bad\tname")).first() is None

@@ -11,7 +11,7 @@ from ...models import Document, MetricResult, Prediction, PredictionFile, Questi
 from ...models.corpus import HUMAN_EVAL, TASKS
 from ...text import match_key, normalize_ws, sha256_text, word_count
 from ...metrics.files import FileFormatError, Row, prediction_key
-from ..input_rules import long_answer_flag
+from ..input_rules import long_answer_flag, system_name_problem
 from .fields import optional_str, require_str, storable
 
 UNMATCHED_EXAMPLES = 3
@@ -97,6 +97,8 @@ def store_predictions(
 
     system = db.session.scalars(select(System).where(System.name == parsed.system)).first()
     if system is None:
+        if problem := system_name_problem(parsed.system):
+            raise FileFormatError(name, problem)
         system = System(name=parsed.system, pred_key=parsed.pred_key, uploaded_by_id=uploaded_by_id, is_demo=demo)
         db.session.add(system)
         db.session.flush()

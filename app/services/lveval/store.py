@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from sqlalchemy import delete, insert, select, update
 
-from ..input_rules import long_answer_flag
+from ..input_rules import long_answer_flag, system_name_problem
 from ...extensions import db
-from ...metrics.files import LvevalRow
+from ...metrics.files import FileFormatError, LvevalRow
 from ...metrics.lveval_eval import LvevalFile
 from ...models import Document, LvevalItem, MetricResult, Prediction, PredictionFile, Question, System
 from ...models.corpus import LVEVAL
@@ -81,6 +81,8 @@ def _questions(document: Document | None) -> dict[str, int]:
 def _system(name: str, uploaded_by_id: int | None, *, create: bool, demo: bool = False) -> System | None:
     system = db.session.scalars(select(System).where(System.name == name)).first()
     if system is None and create:
+        if problem := system_name_problem(name):
+            raise FileFormatError(f"{name[:120]}/", problem)
         system = System(name=name, pred_key="pred", uploaded_by_id=uploaded_by_id, is_demo=demo)
         db.session.add(system)
         db.session.flush()

@@ -74,12 +74,20 @@ def stage_batch(batch: Batch, spooled: dict[str, Path]) -> Batch:
     """Keep the valid files' spool files (as `<sha256>.jsonl`), drop the others, write the manifest."""
     root = staging_root()
     valid = {preview.sha256 for preview in batch.valid_files}
-    for sha256, path in spooled.items():
-        if sha256 in valid:
-            os.replace(path, root / f"{sha256}.jsonl")
-        else:
+    placed: list[Path] = []  # payloads this batch staged; one another batch staged before stays
+    try:
+        for sha256, path in spooled.items():
+            target = root / f"{sha256}.jsonl"
+            if sha256 not in valid or target.exists():
+                path.unlink(missing_ok=True)
+                continue
+            os.replace(path, target)
+            placed.append(target)
+        _write_atomic(root / f"{batch.id}.json", json.dumps(batch.as_dict()).encode("utf-8"))
+    except BaseException:  # say, the disk filled up: stage nothing
+        for path in [*placed, *spooled.values()]:
             path.unlink(missing_ok=True)
-    _write_atomic(root / f"{batch.id}.json", json.dumps(batch.as_dict()).encode("utf-8"))
+        raise
     return batch
 
 
