@@ -301,3 +301,10 @@ def test_the_command_line_importer_refuses_a_bad_system_name_too(app, tmp_path):
         (report,) = import_path(tmp_path).files
         assert "the system name 'bad\\tname' is not allowed" in report.error["message"]
         assert db.session.scalars(select(System).where(System.name == "bad\tname")).first() is None
+
+
+def test_an_lveval_answer_with_nul_is_refused_by_line_and_field(app, researcher, auth):
+    rows = [{"pred": "Paris", "answers": ["Paris"], "input": "Capital of France?", "length": 100},
+            {"pred": "Ber\x00lin", "answers": ["Berlin"], "input": "Capital of Germany?", "length": 100}]
+    errors = _errors_of(app, researcher, auth, "lv.zip", make_zip({"lvmodel/cmrc_mixup_16k.jsonl": jsonl(rows)}))
+    assert [(e["line"], e["field"]) for e in errors] == [(2, "pred")] and "NUL character" in errors[0]["message"]
