@@ -26,7 +26,7 @@ from .lveval_files import KIND as LVEVAL_KIND, check_lveval_models, import_lveva
 from .archive import UploadRejected, ZipLimits, clean_upload_name, unpack_upload
 from .preview import FilePreview, preview_file
 from .staging import Batch, StagingError, discard_batch, finish_batch, keep_file, load_batch, new_batch, read_staged
-from .staging import stage_batch, staging_root, sweep_stale
+from .staging import BATCH_ID_RE, stage_batch, staging_root, sweep_stale
 
 __all__ = [
     "AlreadyImported", "Batch", "ConfirmResult", "FilePreview", "FileFormatError", "ImportConflict", "NothingToImport",
@@ -124,7 +124,7 @@ class ConfirmResult:
 
 
 def confirmed_batch(batch_id: str, user_id: int) -> UploadBatch | None:
-    record = db.session.get(UploadBatch, batch_id) if batch_id else None
+    record = db.session.get(UploadBatch, batch_id) if BATCH_ID_RE.match(batch_id or "") else None
     return record if record is not None and record.user_id == user_id else None
 
 
