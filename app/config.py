@@ -48,6 +48,8 @@ def build_config(instance: Path, overrides: dict | None = None) -> dict:
         # A zip may expand far beyond its upload size; cap what we are willing to unpack.
         "LEVAL_MAX_UNZIPPED_MB": int(os.environ.get("LEVAL_MAX_UNZIPPED_MB", "500")),
         "LEVAL_MAX_ZIP_MEMBERS": int(os.environ.get("LEVAL_MAX_ZIP_MEMBERS", "1000")),
+        # Most systems one upload may create: a zip of 1,000 one-row files must not make 1,000 systems and jobs.
+        "LEVAL_MAX_NEW_SYSTEMS": int(os.environ.get("LEVAL_MAX_NEW_SYSTEMS", "50")),
         "SESSION_COOKIE_HTTPONLY": True,
         "SESSION_COOKIE_SAMESITE": "Lax",
         "REMEMBER_COOKIE_HTTPONLY": True,

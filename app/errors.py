@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from flask import Flask, Response, jsonify, render_template, request
 from flask_wtf.csrf import CSRFError
 from markupsafe import escape
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DataError, DBAPIError
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from .extensions import db
@@ -41,6 +41,10 @@ MESSAGES = {
     503: "The service is unavailable for a moment. Try again shortly.",
 }
 CSRF_MESSAGE = "The page's security token is missing or stale. Reload the page and try again."
+# The database refused a value (PostgreSQL: too long for its column, or a NUL character). Input is checked
+# before it gets there (app.services.input_rules); this is the net for a boundary that missed a rule.
+REFUSED_VALUE_MESSAGE = ("A value is too long for its field or holds a character the database cannot store "
+                         "(such as \\u0000). Nothing was saved.")
 
 
 def is_api_request() -> bool:
@@ -157,6 +161,9 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(DBAPIError)
     def database_error(exc: DBAPIError):
         _rollback()
+        if isinstance(exc, DataError):
+            app.logger.warning("value refused by the database on %s %s: %s", request.method, request.path, exc.orig)
+            return error_response(400, REFUSED_VALUE_MESSAGE)
         failure = storage_failure(exc)
         if failure is None:
             return _unexpected(app, exc)

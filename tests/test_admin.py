@@ -135,3 +135,13 @@ def test_two_admins_deactivating_each_other_at_once_leave_one_active_admin(app):
             assert len(active) == 1, f"trial {trial}: active admins {active}"
             db.session.execute(User.__table__.update().values(active=True))
             db.session.commit()
+
+
+def test_usernames_the_database_could_not_store_are_refused(app):
+    client, auth = _admin(app)
+    for username in ("nul\x00name", "n" * 81):
+        response = client.post("/admin/users", data={"csrf_token": auth.token(), "username": username,
+                                                     "role": "annotator"})
+        assert response.status_code == 400 and "Username must be 2–80 letters" in response.get_data(as_text=True)
+    with app.app_context():
+        assert db.session.scalar(select(User.id).where(User.username.like("nul%"))) is None

@@ -183,3 +183,20 @@ def test_a_json_download_signed_out_is_sent_to_sign_in(app):
     assert response.status_code == 302 and "/login" in response.headers["Location"]
     api = app.test_client().get("/jobs/api")
     assert api.status_code == 401 and api.is_json
+
+
+def test_a_value_the_database_refuses_is_a_400_that_says_nothing_was_saved(demo, monkeypatch):
+    """The net behind the input rules: PostgreSQL's DataError (too long, NUL) is a 400, never a 500."""
+    from sqlalchemy.exc import DataError
+
+    from app.predictions import views
+
+    def refused(*args, **kwargs):
+        raise DataError("UPDATE predictions …", {}, Exception("value too long for type character varying(10)"))
+
+    monkeypatch.setattr(views, "set_long_answers", refused)
+    client, auth = signed_in(demo, "researcher")
+    response = client.post("/predictions/systems/1/long-answers", data={"csrf_token": auth.token(), "decision": "show"})
+    assert response.status_code == 400
+    assert "too long for its field or holds a character the database cannot store" in response.get_data(as_text=True)
+    assert "Nothing was saved" in response.get_data(as_text=True)

@@ -10,7 +10,9 @@ from __future__ import annotations
 import io
 import itertools
 import json
+import tempfile
 import zipfile
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
@@ -288,12 +290,15 @@ def test_damaged_zips_are_read_whole_or_refused(method, flips, cut):
     if cut is not None:
         data = data[: int(cut * len(data))]
     assume(bytes(data) != ZIPS[method])
-    try:
-        unpacked = read_zip("damaged.zip", bytes(data), ZipLimits(max_bytes=1 << 20, max_members=10))
-    except UploadRejected as exc:
-        assert str(exc).startswith("damaged.zip: ")
-        return
-    assert all(member.name.endswith(".jsonl") for member in unpacked.members)
+    with tempfile.TemporaryDirectory() as spool:
+        try:
+            unpacked = read_zip("damaged.zip", io.BytesIO(bytes(data)), ZipLimits(max_bytes=1 << 20, max_members=10),
+                                Path(spool))
+        except UploadRejected as exc:
+            assert str(exc).startswith("damaged.zip: ")
+            assert not list(Path(spool).iterdir()), "a refused zip leaves no spooled member behind"
+            return
+        assert all(member.name.endswith(".jsonl") and member.path.is_file() for member in unpacked.members)
 
 
 # The inputs these properties found first: each was a 500 before it was fixed.
@@ -338,5 +343,5 @@ def test_a_zip_with_a_corrupt_member_is_refused_not_a_500():
         start = info.header_offset + 30 + len(info.filename)  # the member's compressed bytes
         for offset in range(start + 8, start + 40):
             data[offset] ^= 0xFF
-        with pytest.raises(UploadRejected, match="cannot be read"):
-            read_zip("damaged.zip", bytes(data), ZipLimits(max_bytes=1 << 20, max_members=10))
+        with tempfile.TemporaryDirectory() as spool, pytest.raises(UploadRejected, match="cannot be read"):
+            read_zip("damaged.zip", io.BytesIO(bytes(data)), ZipLimits(max_bytes=1 << 20, max_members=10), Path(spool))

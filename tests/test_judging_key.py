@@ -126,3 +126,15 @@ def test_origins_compare_scheme_host_and_port():
     assert endpoint_origin("http://127.0.0.1:8000/v1") != endpoint_origin("http://127.0.0.1:8001/v1")
     assert endpoint_origin("http://host/v1") != endpoint_origin("https://host/v1")
     assert endpoint_origin("http://user@evil.example/v1") == "http://evil.example:80"
+
+
+@pytest.mark.parametrize("field", ["model", "baseline", "base_url", "api_key"])
+def test_settings_with_a_nul_character_are_refused_naming_the_field(app, client, auth, field):
+    auth.login("admin")
+    value = {"base_url": "http://127.0.0.1:9/v1\x00", "api_key": "sk-\x00"}.get(field, "gpt\x00-4")
+    response = client.post("/judge/settings", data=form(auth.token(), **{field: value}))
+    assert response.status_code == 400
+    label = {"base_url": "base URL", "api_key": "API key"}.get(field, field)
+    assert f"{label} contains a NUL character" in response.get_data(as_text=True)
+    with app.app_context():
+        assert all("\x00" not in s.value for s in db.session.scalars(db.select(Setting)))

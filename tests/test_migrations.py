@@ -352,3 +352,41 @@ def test_document_titles_are_rederived_and_everything_else_kept(tmp_path):
             assert (titles[1], titles[2], titles[3]) == ("Doc", "Chair B: Shall we start?", "Chair B: Shall we go?")
             assert titles[4] == titles[6] == call[:90].rsplit(" ", 1)[0] + "…" and titles[5].startswith("LV-Eval")
         db.engine.dispose()
+
+
+BEFORE_UPLOAD_BATCHES = "050d3a358bfb"
+
+
+def test_confirmed_uploads_and_long_answer_flags_arrive_on_a_database_with_data(tmp_path):
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=FIRST_SCHEMA)
+        with db.engine.begin() as connection:
+            seed_first_schema(connection)
+        upgrade(revision=BEFORE_UPLOAD_BATCHES)
+        with db.engine.begin() as connection:
+            connection.execute(text(
+                "INSERT INTO questions (id, document_id, position, instruction, reference, evaluation, match_key, "
+                "created_at) SELECT 2, 1, 1, 'Why?', 'So.', 'human', 'k2', created_at FROM questions WHERE id = 1"))
+            connection.execute(text(
+                "INSERT INTO predictions (id, system_id, question_id, line_no, text, text_sha256, evaluation, word_count, "
+                "created_at) SELECT 2, 1, 2, 2, :long, '', 'human', 1, created_at FROM predictions WHERE id = 1"),
+                {"long": "x" * 100_001})
+        upgrade()
+        with db.engine.connect() as connection:
+            q = lambda sql: connection.execute(text(sql)).all()  # noqa: E731
+            assert q("SELECT id, long_answer, length(text) FROM predictions ORDER BY id") == [
+                (1, "", 10), (2, "shown", 100_001)]
+            assert q("SELECT count(*) FROM upload_batches") == [(0,)]
+            assert q("SELECT value, comment FROM scores") == [(4, "good")]
+        from app.models import UploadBatch
+
+        db.session.add(UploadBatch(id="a" * 32, user_id=1, files=1, predictions=2, systems="model-a"))
+        db.session.commit()
+        downgrade(revision=BEFORE_UPLOAD_BATCHES)
+        with db.engine.connect() as connection:
+            assert "upload_batches" not in inspect(db.engine).get_table_names()
+            assert "long_answer" not in {c["name"] for c in inspect(db.engine).get_columns("predictions")}
+            assert connection.execute(text("SELECT count(*) FROM predictions")).scalar() == 2
+            assert connection.execute(text("SELECT value FROM scores")).scalar() == 4
+        db.engine.dispose()

@@ -78,9 +78,11 @@ def test_confirm_imports_stores_files_by_sha256_and_queues_a_metrics_job(app, re
     assert staged_files(app) == [], "confirmed files leave the staging area"
     page = text_of(researcher.get(response.headers["Location"]))
     assert f'data-job-id="{job.id}"' in page and "Imported 2 file(s)" in page
-    # The batch is gone: confirming again imports nothing more.
+    # The batch is imported: confirming again imports nothing more and says so.
     again = confirm(researcher, auth, batch)
-    assert again.status_code == 302 and "already confirmed" in text_of(researcher.get("/predictions"))
+    assert again.status_code == 302
+    assert "this upload was already imported: 2 file(s), 18 prediction(s) for alpha" in text_of(
+        researcher.get("/predictions"))
 
 
 def test_bad_file_lists_errors_with_line_numbers_and_cannot_be_confirmed(app, researcher, auth):

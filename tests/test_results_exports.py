@@ -296,3 +296,16 @@ def test_round_trip_on_leval_human_eval_subset(app, runner, tmp_path, migrated_t
         second = tmp_path / "second.jsonl"
         assert run(other_runner, "export", "--format", "jsonl", "--out", str(second)).exit_code == 0
         assert ordered(read_jsonl(second)) == ordered(rows)
+
+
+def test_the_export_command_counts_csv_records_not_lines(app, runner, tmp_path):
+    scored(app, rounds=False)  # one comment spans two lines
+    out = tmp_path / "s.csv"
+    result = run(runner, "export", "--format", "csv", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    records = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
+    lines = out.read_text(encoding="utf-8").count("\n") - 1
+    assert lines == len(records) + 1, "the multi-line comment makes one more line than records"
+    assert f"(csv: {len(records)} scores)" in result.output
+    jsonl_result = run(runner, "export", "--format", "jsonl", "--out", str(tmp_path / "s.jsonl"))
+    assert f"(jsonl: {len(records)} scores)" in jsonl_result.output

@@ -178,4 +178,4 @@ def test_a_full_instance_folder_answers_503_on_an_upload_and_stages_nothing(demo
     assert response.status_code == 503 and "Nothing was saved" in page and "disk is full" in page
     assert response.headers["Retry-After"]
     staged = os.path.join(demo.instance_path, "uploads", "staging")
-    assert not os.path.isdir(staged) or not [n for n in os.listdir(staged) if n.endswith(".json")]
+    assert not os.path.isdir(staged) or not os.listdir(staged), "neither a manifest nor a payload is left staged"

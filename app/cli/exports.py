@@ -18,6 +18,7 @@ from ..services.exports import (
     import_annotations,
     leval_left_out,
     left_out_note,
+    record_count,
     write_leval_folder,
 )
 from ..metrics.files import describe
@@ -58,7 +59,7 @@ def export_command(fmt: str, out: Path, rounds: str, annotator: str | None, stud
         return
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
-    lines = text.count("\n") - (1 if fmt == "csv" else 0)  # csv: minus the header
+    lines = record_count(fmt, text)
     what = {"jsonl": f"{lines} scores", "csv": f"{lines} scores", "leval": f"{lines} documents"}.get(fmt, "one JSON object")
     click.echo(f"Wrote {out} ({fmt}: {what})", err=True)
     if fmt == "leval":

@@ -10,9 +10,10 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Any, Iterator, Sequence
+from typing import Any, BinaryIO, Iterator, Sequence
 
 from ..text import is_valid_unicode
+from .lines import MAX_LINE_BYTES, numbered_lines
 
 # L-Eval's tasks in its own order (closed-ended, then open-ended), as its leaderboard lists them.
 CLOSED_TASKS = ("coursera", "quality", "tpo", "gsm100", "topic_retrieval_longchat", "codeU", "sci_fi")
@@ -123,15 +124,20 @@ class Row:
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def iter_jsonl(raw: bytes, name: str) -> Iterator[Row | FileFormatError]:
+def iter_jsonl(source: bytes | BinaryIO, name: str, *, cr_ends_lines: bool = False,
+               max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[Row | FileFormatError]:
     """Yield each non-blank line as a Row, or as the FileFormatError that locates its problem.
 
-    A UTF-8 BOM and CRLF endings are accepted. Numbers of 4,300+ digits, nesting deeper than
-    Python recurses and lone surrogate escapes are errors on their line, never exceptions.
+    `source` is bytes or a binary file, read as a stream. A UTF-8 BOM and CRLF endings are
+    accepted (`cr_ends_lines`: a lone CR ends a line too, as Python's text mode reads it). A line
+    over `max_line_bytes`, numbers of 4,300+ digits, nesting deeper than Python recurses and lone
+    surrogate escapes are errors on their line, never exceptions.
     """
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    for number, line in enumerate(raw.split(b"\n"), start=1):
+    for number, line in numbered_lines(source, cr_ends_lines=cr_ends_lines, max_line_bytes=max_line_bytes):
+        if line is None:
+            yield FileFormatError(name, f"the line is longer than the limit of {max_line_bytes // (1024 * 1024)} MB "
+                                        "for one JSON line", line=number)
+            continue
         line = line.rstrip(b"\r")
         if not line.strip():
             continue
@@ -163,10 +169,10 @@ def _short(exc: Exception) -> str:
     return str(exc).split(";")[0]
 
 
-def parse_jsonl(raw: bytes, name: str) -> list[Row]:
-    """Parse JSON lines from bytes; raise FileFormatError naming the first bad line."""
+def parse_jsonl(raw: bytes | BinaryIO, name: str, *, cr_ends_lines: bool = False) -> list[Row]:
+    """Parse JSON lines from bytes or a binary file; raise FileFormatError naming the first bad line."""
     rows: list[Row] = []
-    for item in iter_jsonl(raw, name):
+    for item in iter_jsonl(raw, name, cr_ends_lines=cr_ends_lines):
         if isinstance(item, FileFormatError):
             raise item
         rows.append(item)

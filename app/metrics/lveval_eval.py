@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from .files import (FileFormatError, LvevalRow, lveval_name, lveval_sort_key, lveval_text, parse_jsonl,
                     parse_lveval_row)
@@ -89,8 +90,8 @@ __all__ = ["LvevalFile", "LvevalRun", "check_unique", "evaluate_folder", "parse_
 MAX_FILE_ERRORS = 20
 
 
-def collect_lveval_file(name: str, raw: bytes) -> tuple[LvevalFile | None, list[FileFormatError]]:
-    """Parse a file reporting every bad line (up to MAX_FILE_ERRORS), not just the first."""
+def collect_lveval_file(name: str, raw: bytes | BinaryIO) -> tuple[LvevalFile | None, list[FileFormatError]]:
+    """Parse a file (bytes or a binary file, read as a stream) reporting every bad line (up to MAX_FILE_ERRORS)."""
     from .files import iter_jsonl
 
     try:
@@ -98,7 +99,7 @@ def collect_lveval_file(name: str, raw: bytes) -> tuple[LvevalFile | None, list[
     except FileFormatError as error:
         return None, [error]
     rows, errors = [], []
-    for item in iter_jsonl(lveval_text(raw), name):
+    for item in iter_jsonl(raw, name, cr_ends_lines=True):  # line ends as lveval_text reads them
         try:
             if isinstance(item, FileFormatError):
                 raise item

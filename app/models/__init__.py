@@ -1,5 +1,5 @@
 """Typed SQLAlchemy 2.0 models for the whole product."""
-from .corpus import Document, LvevalItem, Prediction, PredictionFile, Question, Reference, System
+from .corpus import Document, LvevalItem, Prediction, PredictionFile, Question, Reference, System, UploadBatch
 from .generation import AuthoredPair, GenerationAnswer, GenerationCall, GenerationPrompt, GenerationRun
 from .jobs import Job
 from .judging import JudgePrompt, LLMJudgment
@@ -18,5 +18,5 @@ __all__ = [
     "GenerationPrompt", "GenerationRun", "Job", "JudgePrompt", "LLMJudgment", "LLMRating", "LoginAttempt", "LvevalItem",
     "MetricAggregate", "MetricResult", "Prediction", "PredictionFile", "Question", "QuestionView", "RaterPrompt",
     "Reference",
-    "Score", "ScoreRevision", "Setting", "System", "User",
+    "Score", "ScoreRevision", "Setting", "System", "UploadBatch", "User",
 ]

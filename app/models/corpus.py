@@ -150,11 +150,31 @@ class Prediction(db.Model):
     prompt: Mapped[str | None] = mapped_column(Text)
     evaluation: Mapped[str] = mapped_column(String(20), default="")
     word_count: Mapped[int] = mapped_column(Integer)
+    # An answer longer than the cap for human evaluation (LONG_ANSWER_* values): scored by the metrics, kept
+    # out of studies while "held", shown to annotators once a researcher chose "shown". "" = within the cap.
+    long_answer: Mapped[str] = mapped_column(String(10), default="", server_default="")
     created_at: Mapped[datetime] = created_at_column()
 
     system: Mapped[System] = relationship()
     question: Mapped[Question] = relationship()
     file: Mapped[PredictionFile | None] = relationship()
+
+
+LONG_ANSWER_HELD = "held"
+LONG_ANSWER_SHOWN = "shown"
+
+
+class UploadBatch(db.Model):
+    """A confirmed upload: its id makes a second confirm of the same preview say "already imported"."""
+
+    __tablename__ = "upload_batches"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    files: Mapped[int] = mapped_column(Integer, default=0)
+    predictions: Mapped[int] = mapped_column(Integer, default=0)
+    systems: Mapped[str] = mapped_column(Text, default="")  # the systems it imported into, one per line
+    created_at: Mapped[datetime] = created_at_column()
 
 
 

@@ -11,7 +11,11 @@ from ..security import staff_required
 from ..metrics.files import FileFormatError
 from ..services.jobs import DuplicateJob
 from ..services.metric_scores import submit_for_systems, submit_metrics_job
-from ..services.uploads import StagingError, confirm_batch, discard_batch, load_batch, preview_upload
+from ..services.uploads import (
+    AlreadyImported, ImportConflict, NothingToImport, StagingError, confirm_upload, discard_batch, load_batch,
+    preview_upload,
+)
+from ..services.uploads.long_answers import MAX_HUMAN_ANSWER_CHARS, set_long_answers
 from ..services.uploads.overview import metric_jobs, systems_overview
 from .blueprint import bp
 
@@ -33,6 +37,7 @@ def index():
     return render_template(
         "predictions/index.html", systems=systems_overview(), jobs=metric_jobs(highlight), highlight=set(highlight),
         max_upload_mb=_max_upload_mb(), max_upload_bytes=current_app.config.get("MAX_CONTENT_LENGTH") or 0,
+        max_answer_chars=MAX_HUMAN_ANSWER_CHARS,
     )
 
 
@@ -43,7 +48,7 @@ def upload():
     if not files:
         flash("Choose one or more .pred.jsonl files or a .zip archive to upload.", "error")
         return redirect(url_for("predictions.index"))
-    uploads = [(f.filename, f.read()) for f in files]
+    uploads = [(f.filename, f.stream) for f in files]  # streams: spooled to disk by the parser, never read whole
     batch = preview_upload(uploads, user_id=current_user.id, system_override=request.form.get("system", ""))
     return redirect(url_for("predictions.preview", batch_id=batch.id))
 
@@ -63,17 +68,18 @@ def preview(batch_id: str):
 @staff_required
 def confirm(batch_id: str):
     try:
-        batch = load_batch(batch_id, current_user.id)
-        result = confirm_batch(batch, user_id=current_user.id, replace=bool(request.form.get("replace")))
-    except StagingError as exc:
+        result = confirm_upload(batch_id, user_id=current_user.id, replace=bool(request.form.get("replace")))
+    except AlreadyImported as exc:
+        flash(f"Nothing more was imported: {exc}.", "info")
+        return redirect(url_for("predictions.index"))
+    except (StagingError, ImportConflict) as exc:
         flash(f"Nothing was imported: {exc}.", "error")
         return redirect(url_for("predictions.index"))
-    except FileFormatError as exc:
+    except (FileFormatError, NothingToImport) as exc:
         flash(f"Nothing was imported: {exc}", "error")
         return redirect(url_for("predictions.preview", batch_id=batch_id))
     jobs, refused = submit_for_systems(result.systems, user_id=current_user.id)
-    created = sum(f["created"] + f["replaced"] for f in result.files)
-    flash(f"Imported {len(result.files)} file(s): {created} predictions stored for "
+    flash(f"Imported {len(result.files)} file(s): {result.predictions} predictions stored for "
           f"{', '.join(s.name for s in result.systems)}. Metrics are being computed in the background.", "success")
     for exc in refused:
         flash(f"Metrics job not started: {exc}.", "info")
@@ -102,6 +108,17 @@ def score(system_id: int):
         return redirect(url_for("predictions.index", jobs=exc.job.id))
     flash(f"Computing metrics for {system.name} (job #{job.id}).", "success")
     return redirect(url_for("predictions.index", jobs=job.id))
+
+
+@bp.post("/systems/<int:system_id>/long-answers")
+@staff_required
+def long_answers(system_id: int):
+    system = db.get_or_404(System, system_id)
+    show = request.form.get("decision") == "show"
+    changed = set_long_answers(system, show=show)
+    flash(f"{system.name}: {changed} answer(s) over {MAX_HUMAN_ANSWER_CHARS:,} characters "
+          f"{'are now shown to annotators' if show else 'are held back from annotators again'}.", "success")
+    return redirect(url_for("predictions.index"))
 
 
 @bp.errorhandler(RequestEntityTooLarge)

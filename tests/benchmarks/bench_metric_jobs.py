@@ -72,7 +72,7 @@ def run(quick: bool = False) -> list[dict]:
             for source in _sources(root, tasks):
                 assert not import_path(source).failed, source
             archive = _zip(files)
-            preview_seconds, batch = _timed(lambda: preview_upload([("published.zip", archive)], user_id=1))
+            preview_seconds, batch = _timed(lambda: preview_upload([("published.zip", io.BytesIO(archive))], user_id=1))
             folder = Path(instance) / "published"
             for path in files:
                 target = folder / path.parent.name / path.name

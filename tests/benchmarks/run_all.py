@@ -27,6 +27,7 @@ BENCHMARKS = {
     "results": ("bench_results", "bench_analysis_core"),
     "start": ("bench_start",),
     "lveval": ("bench_lveval",),
+    "uploads": ("bench_upload_memory",),
 }
 
 

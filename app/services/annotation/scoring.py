@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from sqlalchemy import and_, bindparam, case, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
+from ..input_rules import NUL, text_problem
 from ...extensions import db
 from ...models import AnnotationRound, Answer, QuestionView, Score, ScoreRevision, Study, StudyAnswer, StudyAssignment
 from ...models.base import utcnow
@@ -123,6 +124,8 @@ def parse_score_payload(data: object) -> ScoreInput:
         comment.encode("utf-8")  # JSON can carry half a surrogate pair; no database can store it
     except UnicodeEncodeError:
         raise ScoreError("comment is not valid Unicode text.", field="comment") from None
+    if NUL in comment:
+        raise ScoreError(f"comment {text_problem(comment)}.", field="comment")
     if len(comment) > MAX_COMMENT:
         raise ScoreError(f"Comment is too long ({len(comment)} characters; at most {MAX_COMMENT}).", field="comment")
     round_number = data.get("round")

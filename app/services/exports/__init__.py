@@ -5,11 +5,11 @@ from .leval import (
     left_out_note, split_scored_answer,
 )
 from .rows import ROUND_CHOICES, SCORE_FIELDS, iso_utc, score_rows
-from .writers import FORMATS, csv_text, export_text, jsonl_text, results_text, write_leval_folder
+from .writers import FORMATS, csv_text, export_text, jsonl_text, record_count, results_text, write_leval_folder
 
 __all__ = [
     "AnnotationImportReport", "FORMATS", "IMPORT_FORMATS", "ROUND_CHOICES", "SCORE_FIELDS", "SCORE_SEPARATOR",
     "annotator_from_filename", "annotators_with_scores", "csv_text", "export_text", "import_annotations",
     "iso_utc", "jsonl_text", "leval_filename", "leval_left_out", "leval_lines", "left_out_note",
-    "split_scored_answer", "results_text", "score_rows", "write_leval_folder",
+    "split_scored_answer", "record_count", "results_text", "score_rows", "write_leval_folder",
 ]

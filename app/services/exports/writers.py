@@ -41,6 +41,13 @@ def results_text(results: dict[str, Any]) -> str:
     return json.dumps(results, ensure_ascii=False, indent=2) + "\n"
 
 
+def record_count(fmt: str, text: str) -> int:
+    """How many records an export holds: CSV records (a comment may span lines) minus the header, or JSON lines."""
+    if fmt == "csv":
+        return max(sum(1 for _ in csv.reader(io.StringIO(text))) - 1, 0)
+    return text.count("\n")  # json.dumps never writes a raw newline inside a record
+
+
 def export_text(fmt: str, study_id: int, *, rounds: str = "all", annotator: str | None = None) -> str:
     """Render one export of a study as text; `leval` needs the annotator."""
     if fmt == "jsonl":

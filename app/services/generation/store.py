@@ -4,6 +4,7 @@ from __future__ import annotations
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
+from ..input_rules import long_answer_flag
 from ...extensions import db
 from ...generate import predfile
 from ...llm.batch import Reply
@@ -98,7 +99,8 @@ def store_answer(run_id: int, system_id: int, question_id: int, text: str, promp
     digest = sha256_text(text)
     if prediction is None:
         prediction = Prediction(system_id=system_id, question_id=question_id, text=text, text_sha256=digest,
-                                prompt=prompt, evaluation=evaluation, word_count=word_count(text))
+                                prompt=prompt, evaluation=evaluation, word_count=word_count(text),
+                                long_answer=long_answer_flag(text))
         db.session.add(prediction)
         db.session.flush()
         current[question_id] = prediction
@@ -113,6 +115,7 @@ def store_answer(run_id: int, system_id: int, question_id: int, text: str, promp
         if prediction.text != text or prediction.prompt != prompt:
             prediction.text, prediction.text_sha256, prediction.prompt = text, digest, prompt
             prediction.word_count, prediction.evaluation, prediction.file_id = word_count(text), evaluation, None
+            prediction.long_answer = long_answer_flag(text)
             db.session.flush()
         version = snapshot(prediction)
     db.session.add(GenerationAnswer(run_id=run_id, question_id=question_id, prediction_id=prediction.id,

@@ -33,10 +33,11 @@ def parse_reference_rows(rows: list[Row], name: str) -> list[ParsedDocument]:
     for row in rows:
         instructions = _instructions(row, name)
         refs = {kind: require_str_list(row, key, name, length=len(instructions)) for kind, key in REFERENCE_KEYS.items()}
-        source = require_str(row, "source", name)
+        source = require_str(row, "source", name, column=Document.task)  # the source names the task
         parsed.append(ParsedDocument(
             line=row.line, text=require_str(row, "input", name), task=source.strip(), source=source,
-            evaluation=optional_str(row, "evaluation", name) or "human", instructions=instructions, references=refs,
+            evaluation=optional_str(row, "evaluation", name, column=Question.evaluation) or "human",
+            instructions=instructions, references=refs,
         ))
     return parsed
 
@@ -49,8 +50,8 @@ def parse_task_rows(rows: list[Row], name: str, task: str) -> list[ParsedDocumen
         outputs = require_str_list(row, "outputs", name, length=len(instructions))
         parsed.append(ParsedDocument(
             line=row.line, text=require_str(row, "input", name), task=task,
-            source=optional_str(row, "source", name) or task,
-            evaluation=require_str(row, "evaluation", name), instructions=instructions,
+            source=optional_str(row, "source", name, column=Document.source) or task,
+            evaluation=require_str(row, "evaluation", name, column=Question.evaluation), instructions=instructions,
             references={"human": outputs},
         ))
     return parsed

@@ -11,7 +11,8 @@ from ...models import Document, MetricResult, Prediction, PredictionFile, Questi
 from ...models.corpus import HUMAN_EVAL, TASKS
 from ...text import match_key, normalize_ws, sha256_text, word_count
 from ...metrics.files import FileFormatError, Row, prediction_key
-from .fields import optional_str, require_str
+from ..input_rules import long_answer_flag, system_name_problem
+from .fields import optional_str, require_str, storable
 
 UNMATCHED_EXAMPLES = 3
 
@@ -48,8 +49,8 @@ def parse_prediction_rows(rows: list[Row], name: str, system: str, task: str) ->
         gt = require_str(row, "gt", name, allow_empty=True)
         parsed.append(ParsedPrediction(
             line=row.line, query=query, gt=gt, text=require_str(row, pred_key, name, allow_empty=True),
-            evaluation=optional_str(row, "evaluation", name) or "", prompt=optional_str(row, "prompt", name),
-            key=match_key(query, gt),
+            evaluation=optional_str(row, "evaluation", name, column=Prediction.evaluation) or "",
+            prompt=optional_str(row, "prompt", name), key=match_key(query, gt),
         ))
     return ParsedPredictionFile(system=system, task=task, pred_key=pred_key, rows=parsed)
 
@@ -58,7 +59,8 @@ def _pred_key(row: Row, name: str) -> str:
     key = prediction_key(row.data)
     if key is None:
         raise FileFormatError(name, "no '<model>_pred' key in the row", line=row.line, field="<model>_pred")
-    return key
+    shown = key.replace("\x00", "\\u0000")
+    return storable(row, shown[:80] + ("…" if len(shown) > 80 else ""), name, key, System.pred_key)
 
 
 @dataclass
@@ -95,6 +97,8 @@ def store_predictions(
 
     system = db.session.scalars(select(System).where(System.name == parsed.system)).first()
     if system is None:
+        if problem := system_name_problem(parsed.system):
+            raise FileFormatError(name, problem)
         system = System(name=parsed.system, pred_key=parsed.pred_key, uploaded_by_id=uploaded_by_id, is_demo=demo)
         db.session.add(system)
         db.session.flush()
@@ -120,7 +124,7 @@ def store_predictions(
             db.session.add(Prediction(
                 system_id=system.id, question_id=question_id, file_id=pred_file.id, line_no=row.line,
                 text=row.text, text_sha256=sha256_text(row.text), prompt=row.prompt, evaluation=row.evaluation,
-                word_count=word_count(row.text),
+                word_count=word_count(row.text), long_answer=long_answer_flag(row.text),
             ))
             counts.created += 1
         elif current.text == row.text:
@@ -129,7 +133,7 @@ def store_predictions(
             # The prediction takes the new text; answer versions that studies pinned keep the old one,
             # and metric values of the old text go (they would stand beside text they were not computed for).
             current.text, current.prompt, current.word_count = row.text, row.prompt, word_count(row.text)
-            current.text_sha256 = sha256_text(row.text)
+            current.text_sha256, current.long_answer = sha256_text(row.text), long_answer_flag(row.text)
             current.file_id, current.line_no, current.evaluation = pred_file.id, row.line, row.evaluation
             replaced_ids.append(current.id)
             counts.replaced += 1

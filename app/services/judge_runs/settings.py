@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
+from ..input_rules import text_problem
 from ...extensions import db
 from ...models import Setting
 from ...judge import DEFAULT_PRICES, ModelPrice, make_client, mask_api_key
@@ -152,6 +153,9 @@ def prices_as_json(prices: dict[str, ModelPrice]) -> str:
     return json.dumps({m: [p.prompt_per_million, p.completion_per_million] for m, p in prices.items()}, indent=2)
 
 
+MAX_SETTING_CHARS = 2000  # a URL, a key or a model name; far more is a mistake
+
+
 def save_settings(
     *,
     base_url: str | None = None,
@@ -171,6 +175,10 @@ def save_settings(
     removes it. Without `may_change_endpoint` (not an admin), changing the base URL or the key
     raises EndpointChangeNotAllowed and nothing is saved.
     """
+    for label, text in (("base URL", base_url), ("API key", api_key), ("model", model), ("baseline", baseline)):
+        problem = text_problem(text, limit=MAX_SETTING_CHARS) if text else None
+        if problem:
+            raise SettingsError(f"{label} {problem}")
     stored = stored_values()
     values: dict[str, str] = {}
     url_changed = False

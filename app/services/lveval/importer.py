@@ -8,6 +8,7 @@ from pathlib import Path
 from ...extensions import db
 from ...metrics.files import FileFormatError, Row, is_lveval_file_name, is_lveval_row, iter_jsonl
 from ...metrics.lveval_eval import LvevalFile, collect_lveval_file
+from ..input_rules import lveval_row_errors, system_name_problem
 from ...metrics.lveval_rows import input_notes
 from ...text import sha256_bytes
 from .store import store_model
@@ -65,9 +66,14 @@ def _starts_with_lveval_row(path: Path) -> bool:
 def parse_model(system: str, payloads: list[tuple[str, bytes]]) -> tuple[list[LvevalFile], list[dict], list[dict]]:
     """Parse a model's files: (files, errors, notes). Any error means the model must not be imported."""
     files, errors, notes = [], [], []
+    if problem := system_name_problem(system):
+        errors.append(FileFormatError(f"{system[:120]}/", problem).as_dict())
     seen: dict[tuple[str, str], str] = {}
     for name, raw in payloads:
         parsed, problems = collect_lveval_file(name, raw)
+        if parsed is not None:
+            problems = lveval_row_errors(parsed)
+            parsed = None if problems else parsed
         errors += [problem.as_dict() for problem in problems]
         if parsed is None:
             continue

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 from sqlalchemy import delete, insert, select, update
 
+from ..input_rules import long_answer_flag, system_name_problem
 from ...extensions import db
-from ...metrics.files import LvevalRow
+from ...metrics.files import FileFormatError, LvevalRow
 from ...metrics.lveval_eval import LvevalFile
 from ...models import Document, LvevalItem, MetricResult, Prediction, PredictionFile, Question, System
 from ...models.corpus import LVEVAL
@@ -80,6 +81,8 @@ def _questions(document: Document | None) -> dict[str, int]:
 def _system(name: str, uploaded_by_id: int | None, *, create: bool, demo: bool = False) -> System | None:
     system = db.session.scalars(select(System).where(System.name == name)).first()
     if system is None and create:
+        if problem := system_name_problem(name):
+            raise FileFormatError(f"{name[:120]}/", problem)
         system = System(name=name, pred_key="pred", uploaded_by_id=uploaded_by_id, is_demo=demo)
         db.session.add(system)
         db.session.flush()
@@ -180,7 +183,8 @@ def _store_predictions(system: System, document: Document, file: LvevalFile, que
         if current is None:
             new_rows.append({"system_id": system.id, "question_id": question_id, "file_id": pred_file.id,
                              "line_no": row.line, "text": row.pred, "text_sha256": sha256_text(row.pred),
-                             "prompt": None, "evaluation": EVALUATION, "word_count": word_count(row.pred)})
+                             "prompt": None, "evaluation": EVALUATION, "word_count": word_count(row.pred),
+                             "long_answer": long_answer_flag(row.pred)})
         elif current[1] == row.pred:
             counts.unchanged += 1
             if replace:
@@ -190,7 +194,7 @@ def _store_predictions(system: System, document: Document, file: LvevalFile, que
             # Answer versions a study pinned keep the old text; the old text's scores go with it.
             db.session.execute(update(Prediction).where(Prediction.id == current[0]).values(
                 text=row.pred, text_sha256=sha256_text(row.pred), line_no=row.line, file_id=pred_file.id,
-                word_count=word_count(row.pred)))
+                word_count=word_count(row.pred), long_answer=long_answer_flag(row.pred)))
             replaced.append(current[0])
             counts.replaced += 1
         else:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 
 from ...extensions import db
+from ...models.corpus import LONG_ANSWER_HELD
 from ...models import AnnotationRound, Answer, Prediction, Score, StudyAnswer, StudyQuestion, StudySystem, System
 from ...text import sha256_text, word_count
 
@@ -46,9 +47,11 @@ class PinReport:
 
 
 def _current_predictions(study_id: int, system_id: int) -> list[Prediction]:
+    """The system's predictions on the study's questions, except answers held back as too long for annotators."""
     stmt = (
         select(Prediction).join(StudyQuestion, StudyQuestion.question_id == Prediction.question_id)
-        .where(StudyQuestion.study_id == study_id, Prediction.system_id == system_id)
+        .where(StudyQuestion.study_id == study_id, Prediction.system_id == system_id,
+               Prediction.long_answer != LONG_ANSWER_HELD)
         .order_by(StudyQuestion.position)
     )
     return list(db.session.scalars(stmt))
@@ -120,7 +123,7 @@ def outdated(study_id: int) -> list[Outdated]:
         .join(Prediction, Prediction.id == Answer.prediction_id)
         .join(System, System.id == StudyAnswer.system_id)
         .where(StudyAnswer.study_id == study_id, StudyAnswer.excluded.is_(False),
-               Prediction.text_sha256 != Answer.sha256)
+               Prediction.text_sha256 != Answer.sha256, Prediction.long_answer != LONG_ANSWER_HELD)
     ).all()
     by_system: dict[int, tuple[str, list[int]]] = {}
     for system_id, name, answer_id in rows:

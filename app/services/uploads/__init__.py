@@ -3,28 +3,56 @@
 Confirming imports every valid file of the preview or none of them: all files go through one
 database transaction, and a file that fails on confirm (say, the questions changed since the
 preview) rolls the whole upload back. Files with errors are shown in the preview and skipped.
+A batch is imported once: a second confirm (even a simultaneous one) says it already was.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
 from flask import current_app
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 
 from ...extensions import db
-from ...models import System
+from ...models import System, UploadBatch
 from ...metrics.files import FileFormatError, parse_jsonl
 from ..importers.predictions import parse_prediction_rows, store_predictions
+from ..input_rules import column_length
 from ...text import normalize_ws
 from .lveval_files import KIND as LVEVAL_KIND, check_lveval_models, import_lveval_previews
 from .archive import UploadRejected, ZipLimits, clean_upload_name, unpack_upload
-from .preview import MAX_SYSTEM_NAME, FilePreview, preview_file
+from .preview import FilePreview, preview_file
 from .staging import Batch, StagingError, discard_batch, finish_batch, keep_file, load_batch, new_batch, read_staged
-from .staging import stage_batch, sweep_stale
+from .staging import BATCH_ID_RE, stage_batch, staging_root, sweep_stale
 
 __all__ = [
-    "Batch", "ConfirmResult", "FilePreview", "FileFormatError", "StagingError", "UploadRejected", "confirm_batch", "discard_batch",
-    "load_batch", "preview_upload",
+    "AlreadyImported", "Batch", "ConfirmResult", "FilePreview", "FileFormatError", "ImportConflict", "NothingToImport",
+    "StagingError", "UploadRejected", "confirm_batch", "confirm_upload", "discard_batch", "load_batch",
+    "preview_upload",
 ]
+# How often a confirm that collided with another import (the same new system, the same batch) is retried.
+CONFIRM_ATTEMPTS = 5
+
+
+class AlreadyImported(Exception):
+    """The batch was confirmed before; `record` says what it imported."""
+
+    def __init__(self, record: UploadBatch):
+        self.record = record
+        systems = ", ".join(record.systems.splitlines())
+        super().__init__(f"this upload was already imported: {record.files} file(s), {record.predictions} "
+                         f"prediction(s) for {systems or 'no system'}")
+
+
+class NothingToImport(Exception):
+    """A batch without a single valid file: confirming it must not report success."""
+
+
+class ImportConflict(Exception):
+    """Other imports kept changing the same rows; nothing of this one was imported."""
 
 
 def zip_limits() -> ZipLimits:
@@ -32,30 +60,57 @@ def zip_limits() -> ZipLimits:
     return ZipLimits(max_bytes=config["LEVAL_MAX_UNZIPPED_MB"] * 1024 * 1024, max_members=config["LEVAL_MAX_ZIP_MEMBERS"])
 
 
-def preview_upload(uploads: list[tuple[str, bytes]], *, user_id: int, system_override: str = "") -> Batch:
-    """Validate uploaded files (name, bytes) and stage the valid ones; nothing reaches the database."""
+def preview_upload(uploads: list[tuple[str, BinaryIO]], *, user_id: int, system_override: str = "") -> Batch:
+    """Validate uploaded files (name, binary stream) and stage the valid ones; nothing reaches the database.
+
+    Streams and zip members are spooled to files chunk by chunk and parsed line by line, so memory
+    stays bounded whatever the upload holds.
+    """
     sweep_stale()
-    system_override = normalize_ws(system_override)[:MAX_SYSTEM_NAME + 1]
+    system_override = normalize_ws(system_override)[:column_length(System.name) + 1]
     batch = new_batch(user_id, system_override)
-    payloads: dict[str, bytes] = {}
+    spooled: dict[str, Path] = {}
     seen: set[tuple[str, str]] = set()
     limits = zip_limits()
-    for filename, data in uploads:
-        try:
-            unpacked = unpack_upload(filename, data, limits)
-        except UploadRejected as exc:
-            batch.rejected.append(str(exc))
-            continue
-        batch.ignored += [f"{clean_upload_name(filename)}: {name}" for name in unpacked.ignored]
-        for member in unpacked.members:
-            preview = preview_file(member.name, member.data, system_override=system_override or None)
-            if (preview.system, preview.sha256) in seen:
-                preview.add_error("the same file for the same system appears earlier in this upload")
-            seen.add((preview.system, preview.sha256))
-            payloads[preview.sha256] = member.data
-            batch.files.append(preview)
-    check_lveval_models(batch.files)
-    return stage_batch(batch, payloads)
+    try:
+        for filename, stream in uploads:
+            try:
+                unpacked = unpack_upload(filename, stream, limits, staging_root())
+            except UploadRejected as exc:
+                batch.rejected.append(str(exc))
+                continue
+            batch.ignored += [f"{clean_upload_name(filename)}: {name}" for name in unpacked.ignored]
+            for member in unpacked.members:
+                preview = preview_file(member.name, member.path, member.sha256, member.size,
+                                       system_override=system_override or None)
+                if (preview.system, preview.sha256) in seen:
+                    preview.add_error("the same file for the same system appears earlier in this upload")
+                seen.add((preview.system, preview.sha256))
+                if member.sha256 in spooled:  # the same bytes twice: one staged copy
+                    member.path.unlink(missing_ok=True)
+                else:
+                    spooled[member.sha256] = member.path
+                batch.files.append(preview)
+        check_lveval_models(batch.files)
+        cap_new_systems(batch.files, current_app.config["LEVAL_MAX_NEW_SYSTEMS"])
+    except BaseException:
+        for path in spooled.values():
+            path.unlink(missing_ok=True)
+        raise
+    return stage_batch(batch, spooled)
+
+
+def cap_new_systems(previews: list[FilePreview], limit: int) -> None:
+    """Refuse the files of every new system past the first `limit` of one upload (README, "Limits")."""
+    names = list(dict.fromkeys(p.system for p in previews if p.ok))
+    known = set(db.session.scalars(select(System.name).where(System.name.in_(names)))) if names else set()
+    new = [name for name in names if name not in known]
+    refused = set(new[limit:])
+    for preview in previews:
+        if preview.ok and preview.system in refused:
+            preview.add_error(f"one upload may create at most {limit} new systems (LEVAL_MAX_NEW_SYSTEMS); "
+                              f"this file's system {preview.system!r} would be number {new.index(preview.system) + 1}"
+                              f" of {len(new)}: upload it separately")
 
 
 @dataclass
@@ -63,33 +118,84 @@ class ConfirmResult:
     files: list[dict] = field(default_factory=list)
     systems: list[System] = field(default_factory=list)
 
+    @property
+    def predictions(self) -> int:
+        return sum(f.get("created", 0) + f.get("replaced", 0) for f in self.files)
+
+
+def confirmed_batch(batch_id: str, user_id: int) -> UploadBatch | None:
+    record = db.session.get(UploadBatch, batch_id) if BATCH_ID_RE.match(batch_id or "") else None
+    return record if record is not None and record.user_id == user_id else None
+
+
+def confirm_upload(batch_id: str, *, user_id: int, replace: bool = False) -> ConfirmResult:
+    """Import the user's previewed batch; raise AlreadyImported when it was confirmed before."""
+    try:
+        batch = load_batch(batch_id, user_id)
+    except StagingError:
+        record = confirmed_batch(batch_id, user_id)
+        if record is not None:
+            raise AlreadyImported(record) from None
+        raise
+    return confirm_batch(batch, user_id=user_id, replace=replace)
+
 
 def confirm_batch(batch: Batch, *, user_id: int, replace: bool = False) -> ConfirmResult:
-    """Import the batch's valid files in one transaction; raise FileFormatError or StagingError and import nothing."""
+    """Import the batch's valid files in one transaction; raise and import nothing on any problem.
+
+    The transaction starts by recording the batch, so two confirms of one batch serialise on its
+    key (the second raises AlreadyImported); an import that collides with another on a unique row
+    (say, both create the same new system) is rolled back whole and retried.
+    """
+    if not batch.valid_files:
+        raise NothingToImport("no file of this upload can be imported; fix the errors shown and upload again")
+    for attempt in range(CONFIRM_ATTEMPTS):
+        try:
+            result = _import_batch(batch, user_id=user_id, replace=replace)
+            db.session.commit()
+            break
+        except IntegrityError:
+            db.session.rollback()
+            record = confirmed_batch(batch.id, user_id)
+            if record is not None:
+                raise AlreadyImported(record) from None
+            if attempt == CONFIRM_ATTEMPTS - 1:
+                raise ImportConflict("other imports kept changing the same systems at the same time; nothing was "
+                                     "imported, please confirm again") from None
+            time.sleep(0.05 * (attempt + 1))
+        except Exception:  # FileFormatError, StagingError or worse: the upload lands whole or not at all
+            db.session.rollback()
+            raise
+    finish_batch(batch)
+    return result
+
+
+def _import_batch(batch: Batch, *, user_id: int, replace: bool) -> ConfirmResult:
+    record = UploadBatch(id=batch.id, user_id=user_id)
+    db.session.add(record)
+    db.session.flush()  # first write of the transaction: a second confirm of this batch waits here, then fails
     result = ConfirmResult()
     names: list[str] = []
-    try:
-        lveval = [preview for preview in batch.valid_files if preview.kind == LVEVAL_KIND]
-        for system, counts in import_lveval_previews(lveval, read_staged, keep_file, user_id=user_id, replace=replace):
-            result.files.append({"file": ", ".join(p.name for p in lveval if p.system == system), **counts.as_dict()})
-            names.append(system)
-        for preview in batch.valid_files:
-            if preview.kind == LVEVAL_KIND:
-                continue
-            raw = read_staged(preview)
-            parsed = parse_prediction_rows(parse_jsonl(raw, preview.name), preview.name, preview.system, preview.task)
-            # The file is kept before the commit: one left by a rolled-back upload is content-addressed and harmless.
-            counts = store_predictions(
-                parsed, name=preview.name, sha256=preview.sha256, stored_path=keep_file(preview.sha256, raw),
-                uploaded_by_id=user_id, replace=replace,
-            )
-            result.files.append({"file": preview.name, **asdict(counts)})
-            if counts.system not in names:
-                names.append(counts.system)
-        db.session.commit()
-    except Exception:  # FileFormatError, StagingError or worse: the upload lands whole or not at all
-        db.session.rollback()
-        raise
-    finish_batch(batch)
+    lveval = [preview for preview in batch.valid_files if preview.kind == LVEVAL_KIND]
+    for system, counts in import_lveval_previews(lveval, read_staged, keep_file, user_id=user_id, replace=replace):
+        result.files.append({"file": ", ".join(p.name for p in lveval if p.system == system), **counts.as_dict()})
+        names.append(system)
+    for preview in batch.valid_files:
+        if preview.kind == LVEVAL_KIND:
+            continue
+        path = read_staged(preview)
+        with path.open("rb") as stream:
+            rows = parse_jsonl(stream, preview.name)
+        parsed = parse_prediction_rows(rows, preview.name, preview.system, preview.task)
+        # The file is kept before the commit: one left by a rolled-back upload is content-addressed and harmless.
+        counts = store_predictions(
+            parsed, name=preview.name, sha256=preview.sha256, stored_path=keep_file(preview.sha256, path),
+            uploaded_by_id=user_id, replace=replace,
+        )
+        result.files.append({"file": preview.name, **asdict(counts)})
+        if counts.system not in names:
+            names.append(counts.system)
+    record.files, record.predictions, record.systems = len(result.files), result.predictions, "\n".join(names)
     result.systems = list(db.session.scalars(select(System).where(System.name.in_(names)).order_by(System.name)))
+    db.session.flush()
     return result

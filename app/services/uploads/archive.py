@@ -1,19 +1,23 @@
-"""Turn uploaded files into named `.jsonl` payloads: plain files as they are, zips read defensively.
+"""Turn uploaded files into named `.jsonl` payloads on disk: plain files as they are, zips read defensively.
 
 A zip is refused whole when any member has an absolute or `..` path, is a symlink or is
 encrypted, or when its members or their uncompressed bytes exceed the configured caps.
-Sizes are counted while reading, so a forged header cannot hide a zip bomb.
+Sizes are counted while reading, so a forged header cannot hide a zip bomb. Every payload is
+copied chunk by chunk into a spool file (hashed on the way), so no upload or member is ever
+held in memory whole.
 """
 from __future__ import annotations
 
-import io
+import hashlib
 import lzma
 import re
+import secrets
 import stat
 import zipfile
 import zlib
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 ACCEPTED_SUFFIXES = (".jsonl", ".zip")
 READ_CHUNK = 1024 * 1024
@@ -33,7 +37,9 @@ class UploadRejected(Exception):
 @dataclass(frozen=True)
 class UploadedMember:
     name: str  # a display name such as "turbo-16k/quality.pred.jsonl"; never used as a filesystem path
-    data: bytes
+    path: Path  # the spool file holding its bytes
+    sha256: str
+    size: int
 
 
 @dataclass
@@ -53,34 +59,66 @@ def clean_upload_name(filename: str) -> str:
     return PurePosixPath((filename or "").replace("\\", "/")).name.strip()
 
 
-def unpack_upload(filename: str, data: bytes, limits: ZipLimits) -> UnpackedUpload:
-    """Return the `.jsonl` payloads of one uploaded file; raise UploadRejected for anything unsafe."""
+def spool(stream: BinaryIO, folder: Path, *, budget: int | None = None, too_big: str = "") -> tuple[Path, str, int]:
+    """Copy a stream chunk by chunk into a new file in folder; return (path, sha256, size).
+
+    Raise UploadRejected(too_big) as soon as more than `budget` bytes arrive (the file is removed).
+    """
+    path = folder / f".{secrets.token_hex(8)}.part"
+    digest, size = hashlib.sha256(), 0
+    try:
+        with path.open("wb") as out:
+            while chunk := stream.read(READ_CHUNK):
+                size += len(chunk)
+                if budget is not None and size > budget:
+                    raise UploadRejected(too_big)
+                digest.update(chunk)
+                out.write(chunk)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    return path, digest.hexdigest(), size
+
+
+def unpack_upload(filename: str, stream: BinaryIO, limits: ZipLimits, folder: Path) -> UnpackedUpload:
+    """Spool the `.jsonl` payloads of one uploaded file into folder; raise UploadRejected for anything unsafe."""
     name = clean_upload_name(filename)
     lowered = name.lower()
     if not name or not lowered.endswith(ACCEPTED_SUFFIXES):
         raise UploadRejected(f"{name or 'unnamed file'}: only .jsonl (or .pred.jsonl) files and .zip archives are accepted")
     if lowered.endswith(".jsonl"):
-        return UnpackedUpload(members=[UploadedMember(name, data)])
-    return read_zip(name, data, limits)
+        path, sha256, size = spool(stream, folder)
+        return UnpackedUpload(members=[UploadedMember(name, path, sha256, size)])
+    return read_zip(name, stream, limits, folder)
 
 
-def read_zip(name: str, data: bytes, limits: ZipLimits) -> UnpackedUpload:
-    """Read the `.jsonl` members of a zip after checking every member's path and type."""
+def read_zip(name: str, stream: BinaryIO, limits: ZipLimits, folder: Path) -> UnpackedUpload:
+    """Spool the `.jsonl` members of a zip (a seekable stream) after checking every member's path and type."""
     try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
+        archive = zipfile.ZipFile(stream)
     except DAMAGED_ZIP_ERRORS:
         raise UploadRejected(f"{name}: not a valid zip archive") from None
     result = UnpackedUpload()
-    with archive:
-        wanted = _select_members(name, archive.infolist(), result, limits)
-        remaining = limits.max_bytes
-        for info in wanted:
-            payload = _read_member(name, archive, info, remaining, limits.max_bytes)
-            remaining -= len(payload)
-            result.members.append(UploadedMember(_member_path(info), payload))
+    try:
+        with archive:
+            wanted = _select_members(name, archive.infolist(), result, limits)
+            remaining = limits.max_bytes
+            for info in wanted:
+                member = _read_member(name, archive, info, remaining, limits.max_bytes, folder)
+                remaining -= member.size
+                result.members.append(member)
+    except BaseException:
+        discard_members(result)
+        raise
     if not result.members:
         raise UploadRejected(f"{name}: the archive holds no .jsonl files")
     return result
+
+
+def discard_members(unpacked: UnpackedUpload) -> None:
+    """Remove the spool files of an unpacked upload."""
+    for member in unpacked.members:
+        member.path.unlink(missing_ok=True)
 
 
 def _select_members(name: str, infos: list[zipfile.ZipInfo], result: UnpackedUpload, limits: ZipLimits) -> list[zipfile.ZipInfo]:
@@ -117,22 +155,20 @@ def _check_member(name: str, info: zipfile.ZipInfo, path: str) -> None:
         raise UploadRejected(f"{name}: member {path!r} is encrypted; the archive was not read")
 
 
-def _read_member(name: str, archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: int, limit: int) -> bytes:
-    """Read one member, stopping as soon as the archive's uncompressed budget is spent."""
+def _read_member(name: str, archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: int, limit: int,
+                 folder: Path) -> UploadedMember:
+    """Spool one member, stopping as soon as the archive's uncompressed budget is spent."""
     too_big = f"{name}: uncompressed contents exceed the limit of {_megabytes(limit)} (LEVAL_MAX_UNZIPPED_MB)"
     if info.file_size > budget:
         raise UploadRejected(too_big)
-    chunks, size = [], 0
     try:
         with archive.open(info) as stream:
-            while chunk := stream.read(READ_CHUNK):
-                size += len(chunk)
-                if size > budget:
-                    raise UploadRejected(too_big)
-                chunks.append(chunk)
+            path, sha256, size = spool(stream, folder, budget=budget, too_big=too_big)
     except DAMAGED_ZIP_ERRORS as exc:
+        if isinstance(exc, OSError) and exc.errno is not None:
+            raise  # the disk, not the archive: a storage failure
         raise UploadRejected(f"{name}: member {_member_path(info)!r} cannot be read ({exc})") from None
-    return b"".join(chunks)
+    return UploadedMember(_member_path(info), path, sha256, size)
 
 
 def _megabytes(size: int) -> str:

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...metrics.lveval_eval import collect_lveval_file
+from ..input_rules import lveval_row_errors
 from ...metrics.lveval_rows import input_notes
 from ..lveval.store import ModelCounts, preview_model, store_model
 
@@ -15,10 +17,13 @@ KIND = "lveval"
 MAX_NOTES = 10
 
 
-def preview_lveval_file(preview: FilePreview, raw: bytes) -> None:
+def preview_lveval_file(preview: FilePreview, path: Path) -> None:
     """Fill a preview for `<model>/<dataset>_<level>.jsonl`: errors by line and field, counts, notes."""
     preview.kind = KIND
-    parsed, errors = collect_lveval_file(preview.name, raw)
+    with path.open("rb") as stream:
+        parsed, errors = collect_lveval_file(preview.name, stream)
+    if parsed is not None:
+        errors = lveval_row_errors(parsed)
     for error in errors:
         preview.add_error(error.message, line=error.line, field_name=error.field)
     if parsed is None or not preview.ok:
@@ -60,7 +65,7 @@ def check_lveval_models(previews: list[FilePreview]) -> None:
 
 def import_lveval_previews(previews: list[FilePreview], read, keep, *, user_id: int,
                            replace: bool) -> list[tuple[str, ModelCounts]]:
-    """Store each model's previewed files in the caller's transaction; `read`/`keep` fetch and keep payloads."""
+    """Store each model's previewed files in the caller's transaction; `read`/`keep` fetch (a path) and keep payloads."""
     by_system: dict[str, list[FilePreview]] = defaultdict(list)
     for preview in previews:
         by_system[preview.system].append(preview)
@@ -68,13 +73,15 @@ def import_lveval_previews(previews: list[FilePreview], read, keep, *, user_id: 
     for system, files in by_system.items():
         parsed, sha256s, stored = [], {}, {}
         for preview in files:
-            raw = read(preview)
-            item, errors = collect_lveval_file(preview.name, raw)
+            path = read(preview)
+            with path.open("rb") as stream:
+                item, errors = collect_lveval_file(preview.name, stream)
+            errors = errors or lveval_row_errors(item)
             if errors or item is None:
                 raise errors[0]
             parsed.append(item)
             sha256s[preview.name] = preview.sha256
-            stored[preview.name] = keep(preview.sha256, raw)
+            stored[preview.name] = keep(preview.sha256, path)
         results.append((system, store_model(system, parsed, sha256s=sha256s, stored_paths=stored,
                                             uploaded_by_id=user_id, replace=replace)))
     return results

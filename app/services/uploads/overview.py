@@ -7,7 +7,9 @@ from sqlalchemy import func, select
 
 from ...extensions import db
 from ...models import Job, MetricAggregate, Prediction, PredictionFile, System, User
+from ...models.corpus import LONG_ANSWER_HELD, LONG_ANSWER_SHOWN
 from ..metric_scores.job import KIND as METRICS_KIND
+from .long_answers import long_answer_counts
 
 RECENT_JOBS = 20
 
@@ -19,6 +21,8 @@ class SystemOverview:
     files: list[PredictionFile] = field(default_factory=list)
     scored: bool = False
     uploader: str = ""
+    long_held: int = 0  # answers over the cap for human evaluation, not shown to annotators
+    long_shown: int = 0  # the same, shown because a researcher chose to
 
 
 def systems_overview() -> list[SystemOverview]:
@@ -28,12 +32,15 @@ def systems_overview() -> list[SystemOverview]:
     ).all())
     scored = set(db.session.scalars(select(MetricAggregate.system_id).distinct()))
     usernames = dict(db.session.execute(select(User.id, User.username)).all())
+    long = long_answer_counts()
     files: dict[int, list[PredictionFile]] = {}
     for pred_file in db.session.scalars(select(PredictionFile).order_by(PredictionFile.id)):
         files.setdefault(pred_file.system_id, []).append(pred_file)
     return [
         SystemOverview(system=system, predictions=counts.get(system.id, 0), files=files.get(system.id, []),
-                       scored=system.id in scored, uploader=usernames.get(system.uploaded_by_id, ""))
+                       scored=system.id in scored, uploader=usernames.get(system.uploaded_by_id, ""),
+                       long_held=long.get(system.id, {}).get(LONG_ANSWER_HELD, 0),
+                       long_shown=long.get(system.id, {}).get(LONG_ANSWER_SHOWN, 0))
         for system in db.session.scalars(select(System).order_by(System.name))
     ]
 

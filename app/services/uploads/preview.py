@@ -3,15 +3,14 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from ...metrics.files import FileFormatError, Row, describe_file, is_lveval_file_name, is_lveval_row, iter_jsonl
 from ..importers.predictions import parse_prediction_rows, preview_predictions
 from ..importers.runner import detect_format
-from ...text import sha256_bytes
+from ..input_rules import system_name_problem, upload_name_problem
 
 MAX_ERRORS = 20
-MAX_SYSTEM_NAME = 120
 
 
 @dataclass
@@ -56,14 +55,15 @@ class FilePreview:
         return cls(**data)
 
 
-def read_rows(preview: FilePreview, raw: bytes) -> list[Row]:
-    """Parse every line, recording each bad one instead of stopping at the first."""
+def read_rows(preview: FilePreview, path: Path) -> list[Row]:
+    """Parse every line as a stream, recording each bad one instead of stopping at the first."""
     rows: list[Row] = []
-    for item in iter_jsonl(raw, preview.name):
-        if isinstance(item, FileFormatError):
-            preview.add_error(item.message, line=item.line)
-        else:
-            rows.append(item)
+    with path.open("rb") as stream:
+        for item in iter_jsonl(stream, preview.name):
+            if isinstance(item, FileFormatError):
+                preview.add_error(item.message, line=item.line)
+            else:
+                rows.append(item)
     return rows
 
 
@@ -82,8 +82,8 @@ def name_system(preview: FilePreview, system_override: str | None) -> None:
             f"the file is named after the task '{task}': give the system name in the upload form, "
             f"or upload a zip laid out as <model>/{task}.pred.jsonl"
         )
-    elif len(system) > MAX_SYSTEM_NAME:
-        preview.add_error(f"the system name is longer than {MAX_SYSTEM_NAME} characters")
+    elif problem := system_name_problem(system):
+        preview.add_error(problem)
     preview.system, preview.task = system, task
 
 
@@ -121,23 +121,28 @@ def _check_rows(preview: FilePreview, rows: list[Row]) -> None:
             preview.add_error(exc.message, line=exc.line, field_name=exc.field)
 
 
-def _starts_with_lveval_row(raw: bytes, name: str) -> bool:
-    first = next(iter_jsonl(raw, name), None)
+def _starts_with_lveval_row(path: Path, name: str) -> bool:
+    with path.open("rb") as stream:
+        first = next(iter_jsonl(stream, name), None)
     return isinstance(first, Row) and is_lveval_row(first.data)
 
 
-def preview_file(name: str, raw: bytes, *, system_override: str | None = None) -> FilePreview:
-    """Validate one `.pred.jsonl` payload and count its matches against stored questions (read-only)."""
-    preview = FilePreview(name=name, sha256=sha256_bytes(raw), size=len(raw))
+def preview_file(name: str, path: Path, sha256: str, size: int, *, system_override: str | None = None) -> FilePreview:
+    """Validate one `.pred.jsonl` payload (a file, read as a stream) and count its matches (read-only)."""
+    preview = FilePreview(name=name, sha256=sha256, size=size)
+    if problem := upload_name_problem(name):
+        preview.name = name.replace("\x00", "\\u0000")[:200] + ("…" if len(name) > 200 else "")
+        preview.add_error(problem)
+        return preview
     name_system(preview, system_override)
-    if preview.ok and (is_lveval_file_name(name) or _starts_with_lveval_row(raw, name)):
+    if preview.ok and (is_lveval_file_name(name) or _starts_with_lveval_row(path, name)):
         from .lveval_files import preview_lveval_file
 
         if not is_lveval_file_name(name):  # LV-Eval rows under another name: its folder names the model
             preview.system = PurePosixPath(name).parent.name or system_override or preview.system
-        preview_lveval_file(preview, raw)
+        preview_lveval_file(preview, path)
         return preview
-    rows = read_rows(preview, raw)
+    rows = read_rows(preview, path)
     preview.rows = len(rows)
     if not rows:
         if preview.ok:

@@ -5,17 +5,19 @@ Layout under UPLOAD_FOLDER: `staging/<sha256>.jsonl` (payloads), `staging/<batch
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import secrets
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from flask import current_app
 
-from ...text import sha256_bytes
+from .archive import READ_CHUNK
 from .preview import FilePreview
 
 BATCH_ID_RE = re.compile(r"^[0-9a-f]{32}$")
@@ -68,14 +70,24 @@ def _write_atomic(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def stage_batch(batch: Batch, payloads: dict[str, bytes]) -> Batch:
-    """Write the valid files' payloads (by sha256) and the manifest; return the batch."""
+def stage_batch(batch: Batch, spooled: dict[str, Path]) -> Batch:
+    """Keep the valid files' spool files (as `<sha256>.jsonl`), drop the others, write the manifest."""
     root = staging_root()
-    for preview in batch.valid_files:
-        target = root / f"{preview.sha256}.jsonl"
-        if not target.exists():
-            _write_atomic(target, payloads[preview.sha256])
-    _write_atomic(root / f"{batch.id}.json", json.dumps(batch.as_dict()).encode("utf-8"))
+    valid = {preview.sha256 for preview in batch.valid_files}
+    placed: list[Path] = []  # payloads this batch staged; one another batch staged before stays
+    try:
+        for sha256, path in spooled.items():
+            target = root / f"{sha256}.jsonl"
+            if sha256 not in valid or target.exists():
+                path.unlink(missing_ok=True)
+                continue
+            os.replace(path, target)
+            placed.append(target)
+        _write_atomic(root / f"{batch.id}.json", json.dumps(batch.as_dict()).encode("utf-8"))
+    except BaseException:  # say, the disk filled up: stage nothing
+        for path in [*placed, *spooled.values()]:
+            path.unlink(missing_ok=True)
+        raise
     return batch
 
 
@@ -98,8 +110,16 @@ def load_batch(batch_id: str, user_id: int) -> Batch:
     return Batch(files=files, **data)
 
 
-def read_staged(preview: FilePreview) -> bytes:
-    """Return a staged payload, checking it still has the sha256 it was previewed with."""
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        while chunk := stream.read(READ_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def read_staged(preview: FilePreview) -> Path:
+    """Return a staged payload's path, checking it still has the sha256 it was previewed with."""
     if not SHA256_RE.match(preview.sha256):
         raise StagingError(f"{preview.name}: bad file fingerprint")
     path = staging_root() / f"{preview.sha256}.jsonl"
@@ -108,10 +128,9 @@ def read_staged(preview: FilePreview) -> bytes:
         if not stored.exists():
             raise StagingError(f"{preview.name}: the staged copy is gone; upload the file again")
         path = stored
-    raw = path.read_bytes()
-    if sha256_bytes(raw) != preview.sha256:
+    if file_sha256(path) != preview.sha256:
         raise StagingError(f"{preview.name}: the staged copy was altered; upload the file again")
-    return raw
+    return path
 
 
 def stored_relative_path(sha256: str) -> str:
@@ -123,11 +142,13 @@ def stored_relative_path(sha256: str) -> str:
         return str(target)
 
 
-def keep_file(sha256: str, raw: bytes) -> str:
-    """Move a confirmed payload out of staging into the upload folder; return its recorded path."""
+def keep_file(sha256: str, source: Path) -> str:
+    """Copy a confirmed payload out of staging into the upload folder; return its recorded path."""
     target = upload_root() / f"{sha256}.jsonl"
-    if not target.exists():
-        _write_atomic(target, raw)
+    if not target.exists() and source != target:
+        tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+        shutil.copyfile(source, tmp)
+        os.replace(tmp, target)
     return stored_relative_path(sha256)
 
 

@@ -1,0 +1,130 @@
+"""What text the database can store, checked where input arrives: the one owner of these rules.
+
+PostgreSQL refuses a NUL character (U+0000) in any text and a string longer than its column;
+SQLite stores both silently. Every boundary (the importers, the upload preview, the score API,
+the judge settings, the account forms) asks here, so both databases refuse the same input with
+the same message, naming the field. Maximum lengths come from the model columns themselves.
+"""
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+
+from sqlalchemy.orm import InstrumentedAttribute
+
+from ..models import Prediction, PredictionFile, System
+
+NUL = "\x00"
+# A system name (README, "Limits"): 1-120 characters, no control characters, no / or \, no space at either end.
+SYSTEM_NAME_RULE = ("a system name has 1 to 120 characters, no control characters, no / or \\ and no space at "
+                    "either end")
+_PATH_SEPARATORS = frozenset("/\\")
+# Longest answer annotators are shown without a researcher's decision (README, "Limits"); longer ones are
+# imported and scored by the metrics, but held out of studies until a researcher shows them.
+MAX_HUMAN_ANSWER_CHARS = 100_000
+
+
+class InputRefused(ValueError):
+    """Text the database cannot store; `field` names it."""
+
+    def __init__(self, field: str, message: str):
+        self.field, self.message = field, message
+        super().__init__(f"{field}: {message}")
+
+
+def column_length(column: InstrumentedAttribute) -> int:
+    """The declared length of a String column, e.g. 20 for Prediction.evaluation."""
+    return column.property.columns[0].type.length
+
+
+def text_problem(value: str, *, limit: int | None = None, column: InstrumentedAttribute | None = None) -> str | None:
+    """Why value cannot be stored (a NUL character, longer than its column or limit), or None."""
+    if NUL in value:
+        return "contains a NUL character (\\u0000), which the database cannot store"
+    limit = column_length(column) if column is not None else limit
+    if limit is not None and len(value) > limit:
+        return f"is {len(value):,} characters long; at most {limit:,} are allowed"
+    return None
+
+
+def check_text(value: str, field: str, *, limit: int | None = None,
+               column: InstrumentedAttribute | None = None) -> str:
+    """Return value, or raise InputRefused naming the field."""
+    problem = text_problem(value, limit=limit, column=column)
+    if problem:
+        raise InputRefused(field, problem)
+    return value
+
+
+def nul_field(data: Any, field: str = "") -> str | None:
+    """The first field (top-level key, or the key itself) of a parsed value holding a NUL character, or None."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if isinstance(key, str) and NUL in key:
+                return key.replace(NUL, "\\u0000")
+            if _has_nul(value):
+                return field or str(key)
+        return None
+    return field or "value" if _has_nul(data) else None
+
+
+def _has_nul(value: Any) -> bool:
+    pending = [value]
+    while pending:  # a loop: the value may nest as deeply as json allows
+        item = pending.pop()
+        if isinstance(item, str):
+            if NUL in item:
+                return True
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return False
+
+
+def system_name_problem(name: str) -> str | None:
+    """Why a system name is refused (empty, too long, NUL or outside the pattern), or None."""
+    if not name:
+        return "the system name is empty (a file named only `.pred.jsonl`?)"
+    problem = text_problem(name, column=System.name)
+    if problem:
+        return f"the system name {problem}"
+    if (name != name.strip() or any(ch in _PATH_SEPARATORS or unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp")
+                                    for ch in name)):
+        return f"the system name {name[:60]!r} is not allowed: {SYSTEM_NAME_RULE}"
+    return None
+
+
+def upload_name_problem(name: str) -> str | None:
+    """Why an uploaded file's name (or a zip member's path) cannot be recorded, or None."""
+    problem = text_problem(name, column=PredictionFile.filename)
+    return f"the file name {problem}" if problem else None
+
+
+def pred_key_problem(key: str) -> str | None:
+    return text_problem(key, column=System.pred_key)
+
+
+def evaluation_problem(value: str) -> str | None:
+    return text_problem(value, column=Prediction.evaluation)
+
+
+def long_answer_flag(text: str) -> str:
+    """"held" for an answer over the cap for human evaluation, else ""."""
+    from ..models.corpus import LONG_ANSWER_HELD
+
+    return LONG_ANSWER_HELD if len(text) > MAX_HUMAN_ANSWER_CHARS else ""
+
+
+def lveval_row_errors(parsed) -> list:
+    """FileFormatErrors for the LV-Eval rows (of a parsed LvevalFile) whose text the database cannot store."""
+    from ..metrics.files import FileFormatError
+
+    errors = []
+    for row in parsed.rows:
+        for field_name, value in (("pred", row.pred), ("input", row.input), ("gold_ans", row.gold_ans)):
+            problem = text_problem(value) if isinstance(value, str) else None
+            if problem:
+                errors.append(FileFormatError(parsed.name, problem, line=row.line, field=field_name))
+    return errors
