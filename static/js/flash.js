@@ -1,0 +1,17 @@
+// A form that redirects to a section (#systems) scrolls the page past the messages at the top:
+// move them under that section's heading, so the confirmation is read where the form was.
+(function () {
+  "use strict";
+  var flashes = document.querySelector(".flashes");
+  var id = decodeURIComponent(window.location.hash.slice(1));
+  var target = id && document.getElementById(id);
+  if (!flashes || !target) return;
+  var heading = target.querySelector("h1, h2, h3");
+  if (heading && heading.parentNode) {
+    heading.insertAdjacentElement("afterend", flashes);
+  } else {
+    target.insertBefore(flashes, target.firstChild);
+  }
+  flashes.classList.add("flashes-in-section");
+  target.scrollIntoView({block: "start"});
+})();
