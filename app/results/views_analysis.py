@@ -21,9 +21,11 @@ def _common(study, view: str, profile: str) -> dict:
 @staff_required
 def correlation():
     study, view, profile = study_arg(), view_arg(), profile_arg()
+    from ..stats.correlation import MIN_SYSTEMS_TO_RANK  # scipy loads with the first analysis, not at start
+
     data = analyse(study.id, view, profile)
     return render_template("results/correlation.html", data=data, charts=correlation_charts(data),
-                           **_common(study, view, profile))
+                           min_systems_to_rank=MIN_SYSTEMS_TO_RANK, **_common(study, view, profile))
 
 
 @bp.get("/agreement")
