@@ -19,6 +19,8 @@
     setField(row, "done", job.done);
     setField(row, "total", job.total);
     setField(row, "message", job.message);
+    setField(row, "duration", job.duration);
+    if (job.started_at) setField(row, "started", job.started_at.slice(0, 19).replace("T", " "));
     const bar = row.querySelector('[data-field="bar"]');
     bar.style.width = (job.fraction * 100).toFixed(1) + "%";
     bar.parentElement.setAttribute("aria-valuenow", job.done);
