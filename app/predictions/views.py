@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from flask import current_app, flash, redirect, render_template, request, url_for
+from flask import current_app, flash, jsonify, redirect, render_template, request, url_for
 from flask_login import current_user
 from werkzeug.exceptions import RequestEntityTooLarge
 
@@ -12,7 +12,7 @@ from ..metrics.files import FileFormatError
 from ..services.jobs import DuplicateJob
 from ..services.metric_scores import submit_for_systems, submit_metrics_job
 from ..services.uploads import StagingError, confirm_batch, discard_batch, load_batch, preview_upload
-from ..services.uploads.overview import metric_jobs, systems_overview
+from ..services.uploads.overview import metric_jobs, metric_status, systems_overview
 from .blueprint import bp
 
 
@@ -34,6 +34,13 @@ def index():
         "predictions/index.html", systems=systems_overview(), jobs=metric_jobs(highlight), highlight=set(highlight),
         max_upload_mb=_max_upload_mb(), max_upload_bytes=current_app.config.get("MAX_CONTENT_LENGTH") or 0,
     )
+
+
+@bp.get("/api/systems")
+@staff_required
+def api_systems():
+    """Each system's metric status; the page asks again when a metric job ends."""
+    return jsonify(systems=metric_status())
 
 
 @bp.post("/upload")

@@ -46,6 +46,8 @@
         data.jobs.forEach(function (job) {
           const row = table.querySelector('tr[data-job-id="' + job.id + '"]');
           if (row) update(row, job);
+          // Other parts of the page (the predictions page's systems) follow the jobs they depend on.
+          document.dispatchEvent(new CustomEvent("jobs:update", { detail: job }));
         });
       })
       .catch(function () { delay = Math.min(delay * 2, 15000); })
