@@ -7,6 +7,7 @@ from ..metrics.profiles import PROFILES
 from ..security import staff_required
 from ..services.results import PROFILE_LABELS, VIEW_LABELS, analyse, columns_for, disagreements, rater_agreement
 from ..services.results.metric_values import LENGTH_KEY
+from ..services.results.question_view import question_view
 from .blueprint import bp
 from .figures import alpha_chart, correlation_charts
 from .params import profile_arg, study_arg, view_arg
@@ -50,4 +51,16 @@ def disagreements_page():
         abort(400, description="unknown metric")
     rows = disagreements(study.id, column.key, view, profile) if column else []
     return render_template("results/disagreements.html", rows=rows, columns=columns, column=column,
+                           **_common(study, view, profile))
+
+
+@bp.get("/disagreements/questions/<int:question_id>", endpoint="disagreement_question")
+@staff_required
+def disagreement_question(question_id: int):
+    """Read-only: one question's answers, each annotator's score of each and their metric values."""
+    study, view, profile = study_arg(), view_arg(), profile_arg()
+    detail = question_view(study.id, question_id, profile)
+    if detail is None:
+        abort(404, description="this study does not show that question")
+    return render_template("results/question.html", q=detail, metric=request.args.get("metric", ""),
                            **_common(study, view, profile))
