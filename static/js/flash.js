@@ -13,5 +13,10 @@
     target.insertBefore(flashes, target.firstChild);
   }
   flashes.classList.add("flashes-in-section");
+  // Stop the section just below the sticky top bar, so the bar covers neither its heading nor the message;
+  // as scroll padding it also holds for the browser's own scroll to the #fragment, whenever that comes.
+  var bar = document.querySelector(".topbar");
+  var covered = bar && getComputedStyle(bar).position !== "static" ? bar.getBoundingClientRect().height : 0;
+  document.documentElement.style.scrollPaddingTop = (covered + 8) + "px";
   target.scrollIntoView({block: "start"});
 })();

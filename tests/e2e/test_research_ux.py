@@ -66,6 +66,13 @@ def in_viewport(page, locator) -> bool:
         and box["x"] >= 0 and box["x"] + box["width"] <= size["width"]
 
 
+def uncovered(locator) -> bool:
+    """Whether the element itself is what the browser shows at its centre (no sticky bar over it)."""
+    return locator.evaluate("""el => { const r = el.getBoundingClientRect();
+        const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+        return top !== null && (el === top || el.contains(top)); }""")
+
+
 def no_sideways_scroll(page) -> bool:
     return page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
 
@@ -233,8 +240,9 @@ def test_flash_message_is_in_view_after_a_form_that_returns_to_a_section(browser
         message = page.get_by_role("status").filter(has_text="Systems saved.")
         expect(message).to_be_visible()
         assert page.evaluate("window.scrollY") > 0  # the page did scroll to the section…
-        assert in_viewport(page, message)  # …and the message came with it
-        assert in_viewport(page, page.get_by_role("heading", name="Systems", exact=True))
+        assert in_viewport(page, message) and uncovered(message)  # …and the message came with it
+        heading = page.get_by_role("heading", name="Systems", exact=True)
+        assert in_viewport(page, heading) and uncovered(heading)
         screenshot(page, "research-flash-in-section")
     finally:
         context.close()
