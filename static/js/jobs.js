@@ -20,7 +20,7 @@
     setField(row, "total", job.total);
     setField(row, "message", job.message);
     setField(row, "duration", job.duration);
-    if (job.started_at) setField(row, "started", job.started_at.slice(0, 19).replace("T", " "));
+    if (job.started) setField(row, "started", job.started);
     const bar = row.querySelector('[data-field="bar"]');
     bar.style.width = (job.fraction * 100).toFixed(1) + "%";
     bar.parentElement.setAttribute("aria-valuenow", job.done);

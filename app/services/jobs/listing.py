@@ -54,6 +54,13 @@ def duration_text(seconds: float | None) -> str:
     return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
 
 
+def job_facts(job: Job) -> dict:
+    """What the jobs table shows beside progress: system, start (UTC), seconds and duration text."""
+    seconds = job_seconds(job)
+    return {"system": job_system(job), "seconds": seconds, "duration": duration_text(seconds),
+            "started": job.started_at.strftime("%Y-%m-%d %H:%M:%S") if job.started_at else ""}
+
+
 @dataclass(frozen=True)
 class JobFilters:
     kind: str = ""
