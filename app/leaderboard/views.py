@@ -68,6 +68,7 @@ def as_json():
     return jsonify(profile=profile, scale="0-100 (lengths in words)", systems=[
         {"system": row.system, "predictions": row.predictions, "profile": profile, "keys": row.keys,
          "metrics": {m: {"value": v, "n": n, "tasks": row.tasks.get(m)} for m, (v, n) in row.values.items()},
+         HUMAN_EVAL_BUCKET: {m: {"value": v, "n": n} for m, (v, n) in row.subset.items()},
          "judge": row.judge}
         for row in rows
     ], lveval=lveval_json(profile))
