@@ -102,7 +102,7 @@ def leaderboard(profile: str, sort: str = "exact_match") -> list[LeaderboardRow]
         elif agg.task == HUMAN_EVAL_BUCKET:
             if agg.metric in SUBSET_METRICS:
                 row.subset[agg.metric] = (agg.value, agg.n)
-        elif agg.task != HUMAN_EVAL_BUCKET and agg.metric in AVERAGED_METRICS:
+        elif agg.metric in AVERAGED_METRICS:
             row.tasks[agg.metric] = row.tasks.get(agg.metric, 0) + 1
     rates = win_rates()
     for row in rows.values():
