@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from flask import current_app
-from sqlalchemy import distinct, or_, select
+from sqlalchemy import or_, select
 
 from ...extensions import db
 from ...models import Job
@@ -103,5 +103,5 @@ def job_system_names() -> list[str]:
     names: set[str] = set()
     for key in ("system", "system_name"):
         column = Job.params[key].as_string()
-        names.update(name for name in db.session.scalars(select(distinct(column)).where(column.is_not(None))) if name)
+        names.update(name for name in db.session.scalars(select(column).where(column.is_not(None)).distinct()) if name)
     return sorted(names, key=str.lower)
