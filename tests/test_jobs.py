@@ -1,6 +1,7 @@
 """Jobs: a real huey consumer runs them; progress, cancel, resume, duplicates and crash recovery."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -154,3 +155,32 @@ def test_jobs_are_staff_only(app, client, auth):
     assert client.get(f"/jobs/api/{job_id}").status_code == 403
     token = auth.token()
     assert client.post(f"/jobs/{job_id}/cancel", data={"csrf_token": token}).status_code == 403
+
+
+def test_jobs_list_names_systems_and_filters(app, client, auth, workers):
+    from app.services.jobs.listing import duration_text
+
+    alpha = submit(app, system="alpha")
+    duel = submit(app, system="beta", baseline="alpha")
+    failing = submit(app, "test-fail", system="gamma")
+    for job_id in (alpha, duel):
+        wait_for(app, job_id, ("done",))
+    wait_for(app, failing, ("failed",))
+    auth.login("researcher")
+
+    def listed(query: str = "") -> dict[int, str]:
+        page = client.get("/jobs" + query).get_data(as_text=True)
+        rows = re.findall(r'<tr data-job-id="(\d+)".*?data-field="system">([^<]*)<', page, re.S)
+        return {int(job_id): system for job_id, system in rows}
+
+    assert listed() == {alpha: "alpha", duel: "beta vs alpha", failing: "gamma"}
+    assert listed("?system=alpha") == {alpha: "alpha", duel: "beta vs alpha"}  # a baseline counts too
+    assert listed("?kind=test-fail") == {failing: "gamma"}
+    assert listed("?status=done&system=beta") == {duel: "beta vs alpha"}
+    assert listed("?status=exploded&kind=nonsense") == listed()  # unknown filters are ignored
+    assert "No job matches these filters." in client.get("/jobs?system=nobody").get_data(as_text=True)
+    data = client.get(f"/jobs/api?ids={alpha}").get_json()["jobs"][0]
+    assert data["system"] == "alpha" and re.fullmatch(r"\d+\.\d s", data["duration"])
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", data["started"])
+    assert [duration_text(s) for s in (None, 0.25, 42.4, 185, 7620)] == ["—", "0.2 s", "42 s", "3 min 05 s",
+                                                                        "2 h 07 min"]

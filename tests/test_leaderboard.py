@@ -164,3 +164,32 @@ def test_bad_drill_down_arguments(app, scored):
     assert scored.get("/leaderboard/systems/99999").status_code == 404
     page = scored.get(f"/leaderboard/systems/{system}/questions?task=*&metric=f1&page=99").get_data(as_text=True)
     assert page.count('data-field="value"') == 4  # clamped to the last page
+
+
+def test_the_human_eval_subset_has_its_own_column_group(app, scored, monkeypatch):
+    rates = {"terse-13b": [{"judge_model": "judge-x", "prompt_version": 1, "win_rate": 70.0, "scope": "all",
+                            "baseline": "shaky-3b"},
+                           {"judge_model": "judge-x", "prompt_version": 1, "win_rate": 55.5, "scope": "human_eval",
+                            "baseline": "shaky-3b"}]}
+    monkeypatch.setattr("app.services.metric_scores.leaderboard.win_rates", lambda: rates)
+    page = scored.get("/leaderboard").get_data(as_text=True)
+    assert 'id="group-subset" class="group-subset">Human-evaluation subset</th>' in page
+    row = row_of(page, "terse-13b")
+
+    def subset(metric: str) -> str:
+        match = re.search(rf'data-subset-metric="{metric}">(.*?)</td>', row, re.S)
+        return re.sub(r"<[^>]+>", " ", match.group(1)).split()[0]
+
+    for metric in ("f1", "rougeL", "avg_words"):
+        assert subset(metric) == f"{value(app, 'terse-13b', 'human_eval', metric):.2f}"
+    assert subset("delta_words") == f"{value(app, 'terse-13b', 'human_eval', 'delta_words'):+.2f}"
+    assert subset("judge") == "55.50"  # the run on the subset, not the one on all questions
+    # With task averages present the board still sorts by exam and keeps the subset last.
+    order = re.findall(r'<tr data-system="([^"]+)">', page)
+    assert order[0] == "balanced-34b" and page.index('id="group-tasks"') < page.index('id="group-subset"')
+    by_subset = scored.get("/leaderboard?sort=human_eval:f1").get_data(as_text=True)
+    f1 = {s: value(app, s, "human_eval", "f1") for s in re.findall(r'<tr data-system="([^"]+)">', by_subset)}
+    assert list(f1.values()) == sorted(f1.values(), reverse=True)
+    data = scored.get("/leaderboard/json").get_json()
+    terse = next(s for s in data["systems"] if s["system"] == "terse-13b")
+    assert terse["human_eval"]["f1"] == {"value": value(app, "terse-13b", "human_eval", "f1"), "n": 10}

@@ -297,3 +297,30 @@ def test_predictions_page_lists_systems_and_offers_scoring(app, researcher, auth
     assert response.status_code == 302
     again = researcher.post(f"/predictions/systems/{system_id}/score", data={"csrf_token": auth.token()})
     assert "already queued" in text_of(researcher.get(again.headers["Location"]))
+
+
+def test_a_file_that_adds_nothing_says_what_confirming_does(app, researcher, auth):
+    changed = demo_file(QUALITY, "terse-13b", change=lambda i, text: "D" if i < 3 else text)
+    same = demo_file(HUMAN, "terse-13b")
+    batch = batch_id(post_upload(researcher, auth, [("quality.pred.jsonl", changed), ("terse-13b.pred.jsonl", same)],
+                                 system="terse-13b"))
+    page = preview_page(researcher, batch)
+    outcomes = dict(re.findall(r'<tr data-file="([^"]+)".*?data-field="outcome"><span class="badge [a-z]*">([^<]+)<',
+                               page, re.S))
+    assert outcomes == {"quality.pred.jsonl": "adds nothing; 3 differ, replaced only if ticked",
+                        "terse-13b.pred.jsonl": "adds nothing: already stored"}
+    assert ">ready<" not in page
+    assert '<strong data-field="total-new">0</strong> new predictions in all' in page
+
+
+def test_non_human_rows_are_matched_in_the_task_files_only(app, researcher, auth):
+    """As the README says: an f1 row with a human-evaluation question's (query, gt) does not take its answer's place."""
+    rows = [dict(row, evaluation="f1") for row in demo_rows(HUMAN)]
+    before = counts(app)
+    batch = batch_id(post_upload(researcher, auth, [("terse-13b.pred.jsonl", jsonl(rows))]))
+    page = preview_page(researcher, batch)
+    assert 'data-field="matched">0<' in page and "not importable" in page
+    assert "10 row(s) have the question of a human-evaluation question, but only rows whose evaluation is " \
+           "&#39;human&#39; are matched there" in page
+    assert "Confirm:" not in page
+    assert counts(app) == before

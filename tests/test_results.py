@@ -431,3 +431,36 @@ def test_cached_pages_follow_in_place_judgment_updates_and_settings(scored_demo,
         unchanged = data_fingerprint()
         db.session.commit()  # a commit that wrote nothing changes nothing
         assert data_fingerprint() == unchanged
+
+
+def test_a_disagreement_links_to_the_question_with_each_answer_its_scores_and_metrics(scored_demo, client, auth):
+    evil = '<img src=x onerror="alert(1)">'
+    with scored_demo.app_context():
+        top = disagreements(S(), "rougeL", "all", "official", top_k=1)[0]
+        question_id = int(top["question_id"])
+        expected = defaultdict(dict)
+        for annotator, system, qid, value in db.session.execute(CURRENT_SCORES_SQL):
+            if qid == question_id:
+                expected[system][annotator] = value
+        shaky = db.session.scalars(select(Prediction).join(System).where(
+            System.name == "shaky-3b", Prediction.question_id == question_id)).one()
+        rouge = db.session.scalar(select(MetricResult.value).where(
+            MetricResult.prediction_id == shaky.id, MetricResult.metric == "rougeL", MetricResult.profile == "official"))
+        db.session.execute(update(System).where(System.name == "verbose-7b").values(name=evil))
+        db.session.commit()
+        study = S()
+    auth.login("researcher")
+    page = client.get("/results/disagreements?metric=rougeL").get_data(as_text=True)
+    url = f"/results/disagreements/questions/{question_id}?study={study}&amp;view=all&amp;profile=official&amp;metric=rougeL"
+    assert f'href="{url}" data-link="question"' in page
+    page = client.get(url.replace("&amp;", "&")).get_data(as_text=True)
+    assert "<img src=x" not in page and "&lt;img src=x onerror=" in page
+    row = page.split('<tr data-system="shaky-3b">')[1].split("</tr>")[0]
+    for annotator, value in expected["shaky-3b"].items():
+        assert f'data-annotator="{annotator}">{value}<' in row
+    assert f'data-metric="ROUGE-L">{rouge:.2f}<' in row
+    assert top["question"].replace("'", "&#39;") in page
+    assert client.get(f"/results/disagreements/questions/999999?study={study}").status_code == 404
+    auth.logout()
+    auth.login("annotator")
+    assert client.get(url.replace("&amp;", "&")).status_code == 403

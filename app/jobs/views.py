@@ -8,6 +8,7 @@ from ..models import Job
 from ..routing import comma_ids
 from ..security import staff_required
 from ..services.jobs import cancel_job, job_as_dict, resume_job
+from ..services.jobs.listing import STATUSES, JobFilters, job_kinds, job_system_names, list_jobs
 from .blueprint import bp
 
 PAGE_SIZE = 100
@@ -23,8 +24,9 @@ def _job_or_404(job_id: int) -> Job:
 @bp.get("")
 @staff_required
 def index():
-    jobs = db.session.scalars(select(Job).order_by(Job.id.desc()).limit(PAGE_SIZE)).all()
-    return render_template("jobs/index.html", jobs=jobs)
+    filters = JobFilters.from_args(request.args)
+    return render_template("jobs/index.html", jobs=list_jobs(filters, PAGE_SIZE), filters=filters,
+                           kinds=job_kinds(), statuses=STATUSES, systems=job_system_names())
 
 
 @bp.get("/<int:job_id>")

@@ -9,7 +9,8 @@ from ..models import System
 from ..security import staff_required
 from ..services.metric_scores import OVERALL, HUMAN_EVAL_BUCKET
 from ..services.metric_scores.leaderboard import (
-    LEADERBOARD_METRICS, METRIC_LABELS, PRIMARY_ORDER, leaderboard as leaderboard_rows, question_values,
+    LEADERBOARD_METRICS, METRIC_LABELS, PER_QUESTION_WORD_COUNTS, PRIMARY_ORDER, SUBSET_METRICS, SUBSET_SORTS,
+    leaderboard as leaderboard_rows, question_values, sort_rows,
     system_tasks, task_matrix,
 )
 from ..results.params import profile_arg
@@ -21,7 +22,7 @@ PROFILE_NOTES = {
     "official": "reproduces L-Eval's and LV-Eval's reference scripts, quirks included",
     "fixed": "corrects the reference scripts' quirks",
 }
-SORTS = LEADERBOARD_METRICS + ("judge", "system")
+SORTS = LEADERBOARD_METRICS + ("judge", "system") + SUBSET_SORTS
 L_EVAL_METRICS = tuple(m for m in METRIC_KEYS if m != "lveval")  # LV-Eval has its own tab and page
 
 
@@ -45,12 +46,17 @@ def index():
         return render_template("leaderboard/tasks.html", matrix=task_matrix(profile, metric), metric=metric,
                                metric_choices=("primary",) + L_EVAL_METRICS, primary_order=PRIMARY_ORDER,
                                view="tasks", **_common(profile))
-    sort = request.args.get("sort", "exact_match")
-    sort = sort if sort in SORTS else "exact_match"
-    rows = leaderboard_rows(profile, sort)
-    return render_template("leaderboard/index.html", rows=rows, sort=sort,
-                           columns=LEADERBOARD_METRICS, quirks=[q for q in QUIRKS if q["changed"]], view="systems",
-                           **_common(profile))
+    sort = request.args.get("sort", "")
+    rows = leaderboard_rows(profile, sort if sort in SORTS else "system")
+    # With only the human-eval subset imported, its columns are the board: sort by them unless asked otherwise.
+    only_subset = bool(rows) and not any(row.has_task_scores for row in rows) and any(row.subset for row in rows)
+    if sort not in SORTS:
+        sort = f"{HUMAN_EVAL_BUCKET}:f1" if only_subset else "exact_match"
+        rows = sort_rows(rows, sort)
+    return render_template("leaderboard/index.html", rows=rows, sort=sort, only_subset=only_subset,
+                           show_subset=any(row.subset or row.subset_judge for row in rows),
+                           subset_metrics=SUBSET_METRICS, columns=LEADERBOARD_METRICS,
+                           quirks=[q for q in QUIRKS if q["changed"]], view="systems", **_common(profile))
 
 
 @bp.get("/json")
@@ -62,6 +68,7 @@ def as_json():
     return jsonify(profile=profile, scale="0-100 (lengths in words)", systems=[
         {"system": row.system, "predictions": row.predictions, "profile": profile, "keys": row.keys,
          "metrics": {m: {"value": v, "n": n, "tasks": row.tasks.get(m)} for m, (v, n) in row.values.items()},
+         HUMAN_EVAL_BUCKET: {m: {"value": v, "n": n} for m, (v, n) in row.subset.items()},
          "judge": row.judge}
         for row in rows
     ], lveval=lveval_json(profile))
@@ -109,4 +116,4 @@ def questions(system_id: int):
     page = request.args.get("page", 1, type=int) or 1
     result = question_values(system.id, task, metric, profile, page=page, sort=sort)
     return render_template("leaderboard/questions.html", system=system, task=task, metric=metric,
-                           result=result, sort=sort, **_common(profile))
+                           result=result, sort=sort, word_counts=PER_QUESTION_WORD_COUNTS, **_common(profile))

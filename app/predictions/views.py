@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from flask import current_app, flash, redirect, render_template, request, url_for
+from flask import current_app, flash, jsonify, redirect, render_template, request, url_for
 from flask_login import current_user
 from werkzeug.exceptions import RequestEntityTooLarge
 
@@ -16,7 +16,7 @@ from ..services.uploads import (
     preview_upload,
 )
 from ..services.uploads.long_answers import MAX_HUMAN_ANSWER_CHARS, set_long_answers
-from ..services.uploads.overview import metric_jobs, systems_overview
+from ..services.uploads.overview import metric_jobs, metric_status, systems_overview
 from .blueprint import bp
 
 
@@ -39,6 +39,13 @@ def index():
         max_upload_mb=_max_upload_mb(), max_upload_bytes=current_app.config.get("MAX_CONTENT_LENGTH") or 0,
         max_answer_chars=MAX_HUMAN_ANSWER_CHARS,
     )
+
+
+@bp.get("/api/systems")
+@staff_required
+def api_systems():
+    """Each system's metric status; the page asks again when a metric job ends."""
+    return jsonify(systems=metric_status())
 
 
 @bp.post("/upload")

@@ -63,9 +63,12 @@ def correlation_charts(data: dict[str, Any]) -> dict[str, Any]:
         ))
     ranks = data.get("ranks") or []
     if ranks:
-        columns = ["Human", *[row["metric"] for row in rows]]
+        # A measure no system is ranked under (it covers fewer than two) gets no column.
+        measures = [row["metric"] for row in rows
+                    if any(rank_row["metric_ranks"].get(row["metric"]) is not None for rank_row in ranks)]
         charts["ranks"] = Markup(rank_chart(
-            columns, [(row["system"], [row["human_rank"], *row["metric_ranks"].values()]) for row in ranks],
+            ["Human", *measures],
+            [(row["system"], [row["human_rank"], *(row["metric_ranks"].get(m) for m in measures)]) for row in ranks],
             title="Rank of each system under the human mean and every measure (1 = best)",
             width=CHART_WIDTH, identifier="chart-ranks",
         ))

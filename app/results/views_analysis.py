@@ -7,6 +7,7 @@ from ..metrics.profiles import PROFILES
 from ..security import staff_required
 from ..services.results import PROFILE_LABELS, VIEW_LABELS, analyse, columns_for, disagreements, rater_agreement
 from ..services.results.metric_values import LENGTH_KEY
+from ..services.results.question_view import question_view
 from .blueprint import bp
 from .figures import alpha_chart, correlation_charts
 from .params import profile_arg, study_arg, view_arg
@@ -21,9 +22,11 @@ def _common(study, view: str, profile: str) -> dict:
 @staff_required
 def correlation():
     study, view, profile = study_arg(), view_arg(), profile_arg()
+    from ..stats.correlation import MIN_SYSTEMS_TO_RANK  # scipy loads with the first analysis, not at start
+
     data = analyse(study.id, view, profile)
     return render_template("results/correlation.html", data=data, charts=correlation_charts(data),
-                           **_common(study, view, profile))
+                           min_systems_to_rank=MIN_SYSTEMS_TO_RANK, **_common(study, view, profile))
 
 
 @bp.get("/agreement")
@@ -48,4 +51,16 @@ def disagreements_page():
         abort(400, description="unknown metric")
     rows = disagreements(study.id, column.key, view, profile) if column else []
     return render_template("results/disagreements.html", rows=rows, columns=columns, column=column,
+                           **_common(study, view, profile))
+
+
+@bp.get("/disagreements/questions/<int:question_id>", endpoint="disagreement_question")
+@staff_required
+def disagreement_question(question_id: int):
+    """Read-only: one question's answers, each annotator's score of each and their metric values."""
+    study, view, profile = study_arg(), view_arg(), profile_arg()
+    detail = question_view(study.id, question_id, profile)
+    if detail is None:
+        abort(404, description="this study does not show that question")
+    return render_template("results/question.html", q=detail, metric=request.args.get("metric", ""),
                            **_common(study, view, profile))

@@ -15,6 +15,8 @@ from ..text import word_count
 from .records import clean
 
 MIN_SYSTEMS_FOR_TRUST = 7
+# A measure that covers fewer systems than this ranks nothing: one system is "rank 1" of itself.
+MIN_SYSTEMS_TO_RANK = 2
 SIGNIFICANCE_LEVEL = 0.05
 
 
@@ -98,8 +100,9 @@ def kendall_row(metric: str, human: Mapping[str, float], values: Mapping[str, fl
     human_column = np.array([human[system] for system in systems], dtype=np.float64)
     metric_column = np.array([values[system] for system in systems], dtype=np.float64)
     warnings: list[str] = []
-    if n < 2:
-        return CorrelationRow(metric, None, None, n, systems, (f"only {n} system(s) with both values: τ undefined",))
+    if n < MIN_SYSTEMS_TO_RANK:
+        return CorrelationRow(metric, None, None, n, systems,
+                              (f"not ranked: only {n} system(s) with both values, τ undefined",))
     if np.ptp(metric_column) == 0 or np.ptp(human_column) == 0:
         constant = "metric" if np.ptp(metric_column) == 0 else "human mean"
         return CorrelationRow(
@@ -108,10 +111,8 @@ def kendall_row(metric: str, human: Mapping[str, float], values: Mapping[str, fl
     result = stats.kendalltau(human_column, metric_column, variant="b")
     tau, p_value = clean(result.statistic), clean(result.pvalue)
     if n < MIN_SYSTEMS_FOR_TRUST:
-        warnings.append(
-            f"only {n} systems (fewer than {MIN_SYSTEMS_FOR_TRUST}): τ is unreliable; "
-            f"with 7 systems τ must reach {min_significant_tau(7):.3f} for p < {SIGNIFICANCE_LEVEL}"
-        )
+        # The threshold with 7 systems is said once, above the table, not on every row.
+        warnings.append(f"only {n} systems (fewer than {MIN_SYSTEMS_FOR_TRUST}): τ is unreliable")
     if p_value is not None and p_value > SIGNIFICANCE_LEVEL:
         warnings.append(f"p = {p_value:.3f} > {SIGNIFICANCE_LEVEL}: not significant")
     return CorrelationRow(metric, tau, p_value, n, systems, tuple(warnings))
@@ -160,6 +161,8 @@ def rank_table(
     for metric, values in metric_values.items():
         # Systems without a value are left unranked rather than ranked last.
         ranked = [system for system in systems if _finite(values.get(system))]
+        if len(ranked) < MIN_SYSTEMS_TO_RANK:
+            ranked = []
         metric_ranks = _descending_ranks(np.array([values[s] for s in ranked], dtype=np.float64)) if ranked else []
         ranks_by_metric[metric] = dict(zip(ranked, (float(rank) for rank in metric_ranks)))
     rows = [

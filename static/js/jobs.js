@@ -19,6 +19,8 @@
     setField(row, "done", job.done);
     setField(row, "total", job.total);
     setField(row, "message", job.message);
+    setField(row, "duration", job.duration);
+    if (job.started) setField(row, "started", job.started);
     const bar = row.querySelector('[data-field="bar"]');
     bar.style.width = (job.fraction * 100).toFixed(1) + "%";
     bar.parentElement.setAttribute("aria-valuenow", job.done);
@@ -44,6 +46,8 @@
         data.jobs.forEach(function (job) {
           const row = table.querySelector('tr[data-job-id="' + job.id + '"]');
           if (row) update(row, job);
+          // Other parts of the page (the predictions page's systems) follow the jobs they depend on.
+          document.dispatchEvent(new CustomEvent("jobs:update", { detail: job }));
         });
       })
       .catch(function () { delay = Math.min(delay * 2, 15000); })

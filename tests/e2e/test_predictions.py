@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.conftest import REPO_ROOT
 from tests.e2e.conftest import screenshot, server_env, sign_in, start_server, stop_server
@@ -48,13 +49,22 @@ def test_upload_preview_confirm_progress_and_leaderboard(slow_server, page, tmp_
     page.get_by_role("button", name="Upload and preview").click()
 
     page.get_by_role("heading", name="Check the upload").wait_for()
-    good = page.locator('section[data-file="e2e-model.pred.jsonl"]')
+    good = page.locator('#upload-summary tr[data-file="e2e-model.pred.jsonl"]')
     assert good.locator('[data-field="rows"]').inner_text() == "10"
     assert good.locator('[data-field="matched"]').inner_text() == "10"
-    assert "human × 10" in good.locator('[data-field="evaluations"]').inner_text()
-    broken = page.locator('section[data-file="broken.pred.jsonl"]')
+    assert good.locator('[data-field="new"]').inner_text() == "10"
+    assert good.locator('[data-field="outcome"]').inner_text() == "adds 10 new"
+    details = page.locator('details[data-file="e2e-model.pred.jsonl"]')
+    assert not details.locator('[data-field="evaluations"]').is_visible()  # collapsed until opened
+    details.locator("summary").click()
+    assert "human × 10" in details.locator('[data-field="evaluations"]').inner_text()
+    broken = page.locator('#upload-errors [data-file="broken.pred.jsonl"]')
     assert "line 2" in broken.locator('[data-field="errors"]').inner_text()
     assert "unsafe path" in page.get_by_role("heading", name="Refused").locator("..").inner_text()
+    # Summary first, then the errors, then the details.
+    tops = [page.locator(selector).bounding_box()["y"] for selector in
+            ("#upload-summary", "#upload-errors", 'details[data-file="e2e-model.pred.jsonl"]')]
+    assert tops == sorted(tops), tops
     screenshot(page, "predictions-preview")
 
     page.get_by_role("button", name="Confirm: import 1 file").click()
@@ -72,6 +82,12 @@ def test_upload_preview_confirm_progress_and_leaderboard(slow_server, page, tmp_
         worker.wait(timeout=15)
     assert row.locator('[data-field="done"]').inner_text() == row.locator('[data-field="total"]').inner_text() == "10"
     assert row.locator('[data-field="bar"]').evaluate("el => el.style.width") == "100%"
+    # The system's metric status follows the job, without a reload.
+    status = page.locator('table.systems tr[data-system="e2e-model"] [data-field="metrics-status"]')
+    expect(status).to_have_text("scored", timeout=15_000)
+    expect(page.locator('table.systems tr[data-system="e2e-model"] [data-field="score-button"]')).to_have_text("Rescore")
+    assert row.locator('[data-field="system"]').inner_text() == "e2e-model"
+    assert row.locator('[data-field="duration"]').inner_text().endswith("s")
     screenshot(page, "predictions-job-done")
 
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Leaderboard").click()

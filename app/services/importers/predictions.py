@@ -74,6 +74,8 @@ class PredictionCounts:
     conflicts: int = 0
     unmatched: int = 0
     unmatched_human: int = 0
+    # Non-human rows left unmatched although a human-evaluation question has their (query, gt).
+    unmatched_in_subset: int = 0
     unmatched_examples: list[str] = field(default_factory=list)
 
 
@@ -175,8 +177,9 @@ def _assign_questions(parsed: ParsedPredictionFile, name: str, counts: Predictio
     first_line: dict[tuple[str, str], int] = {}
     assignments = []
     for row in parsed.rows:
-        # Human-eval rows look in the human-eval subset first; others in the task files first.
-        scopes = (HUMAN_EVAL, TASKS) if row.evaluation == "human" else (TASKS, HUMAN_EVAL)
+        # Human-eval rows look in the human-eval subset first, then in the task files; other rows only in
+        # the task files: an f1/rouge/exam/LLM answer must never stand in for a human-evaluation answer.
+        scopes = (HUMAN_EVAL, TASKS) if row.evaluation == "human" else (TASKS,)
         scope = next((s for s in scopes if indexes[s].get(row.key)), scopes[0])
         candidates = indexes[scope].get(row.key, [])
         slot = (scope, row.key)
@@ -191,6 +194,8 @@ def _assign_questions(parsed: ParsedPredictionFile, name: str, counts: Predictio
             counts.unmatched += 1
             if row.evaluation == "human":
                 counts.unmatched_human += 1
+            elif indexes[HUMAN_EVAL].get(row.key):
+                counts.unmatched_in_subset += 1
             if len(counts.unmatched_examples) < UNMATCHED_EXAMPLES:
                 counts.unmatched_examples.append(f"line {row.line}: {normalize_ws(row.query)[:80]}")
             continue

@@ -154,8 +154,13 @@ def _local_worker_is_dead(worker_id: str | None) -> bool:
 
 def job_as_dict(job: Job) -> dict:
     """The JSON the jobs page polls."""
+    from .listing import job_facts
+
+    facts = job_facts(job)
     return {
-        "id": job.id, "kind": job.kind, "status": job.status, "done": job.done, "total": job.total,
+        "id": job.id, "kind": job.kind, "system": facts["system"], "seconds": facts["seconds"],
+        "duration": facts["duration"], "started": facts["started"], "status": job.status, "done": job.done,
+        "total": job.total,
         "fraction": round(job.fraction, 4), "message": job.message, "error": job.error,
         "result": job.result, "cancel_requested": job.cancel_requested, "attempts": job.attempts,
         "created_at": _iso(job.created_at), "started_at": _iso(job.started_at),

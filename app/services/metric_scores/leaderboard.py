@@ -23,9 +23,14 @@ METRIC_LABELS = {
 }
 # The leaderboard's columns, as in L-Eval's: exam, F1 and ROUGE-L averages, judge win %, length and ΔL.
 LEADERBOARD_METRICS = ("exact_match", "f1", "rougeL", "avg_words", "delta_words")
+# The human-evaluation subset's own column group: it is never part of the task averages above.
+SUBSET_METRICS = ("f1", "rougeL", "avg_words", "delta_words")
+SUBSET_SORTS = tuple(f"{HUMAN_EVAL_BUCKET}:{m}" for m in SUBSET_METRICS + ("judge",))
 PRIMARY_ORDER = ("exact_match", "keyword_f1", "rougeL", "f1")
 # Per-question values behind a file-level metric.
 ITEM_KEYS = {"avg_words": "pred_words", "delta_words": "pred_words"}
+# Metrics whose per-question value is a whole number of words (shown without decimals).
+PER_QUESTION_WORD_COUNTS = frozenset(("avg_words", "delta_words", "pred_words", "ref_words"))
 PER_PAGE = 50
 LVEVAL_METRICS = (CELL_METRIC, AVERAGE_METRIC)
 
@@ -48,10 +53,22 @@ class LeaderboardRow:
     tasks: dict[str, int] = field(default_factory=dict)  # metric -> how many tasks the average covers
     judge: list[dict] = field(default_factory=list)
     keys: dict = field(default_factory=dict)  # L-Eval's leaderboard keys (services.system_keys.keys_of)
+    subset: dict[str, tuple[float, int]] = field(default_factory=dict)  # the human-eval subset's aggregates
 
     def value(self, metric: str) -> float | None:
         entry = self.values.get(metric)
         return entry[0] if entry else None
+
+    @property
+    def subset_judge(self) -> dict | None:
+        """The first judge entry (default baseline first) that covers the human-eval subset."""
+        return next((e for e in self.judge if e.get("scope") == HUMAN_EVAL_BUCKET and e.get("win_rate") is not None),
+                    None)
+
+    @property
+    def has_task_scores(self) -> bool:
+        """Whether any task average (exam, F1, ROUGE-L) exists: else only the subset says something."""
+        return any(m in self.values for m in AVERAGED_METRICS)
 
 
 def _aggregates(profile: str, task: str | None = None, system_id: int | None = None):
@@ -82,18 +99,32 @@ def leaderboard(profile: str, sort: str = "exact_match") -> list[LeaderboardRow]
             continue
         if agg.task == OVERALL:
             row.values[agg.metric] = (agg.value, agg.n)
-        elif agg.task != HUMAN_EVAL_BUCKET and agg.metric in AVERAGED_METRICS:
+        elif agg.task == HUMAN_EVAL_BUCKET:
+            if agg.metric in SUBSET_METRICS:
+                row.subset[agg.metric] = (agg.value, agg.n)
+        elif agg.metric in AVERAGED_METRICS:
             row.tasks[agg.metric] = row.tasks.get(agg.metric, 0) + 1
     rates = win_rates()
     for row in rows.values():
         row.judge = list(rates.get(row.system, []))
-    ordered = sorted(rows.values(), key=lambda r: r.system.lower())
+    return sort_rows(list(rows.values()), sort)
+
+
+def sort_rows(rows: list[LeaderboardRow], sort: str) -> list[LeaderboardRow]:
+    """Sort by `sort` (highest first; missing values last), ties by system name."""
+    ordered = sorted(rows, key=lambda r: r.system.lower())
     return sorted(ordered, key=lambda r: _sort_value(r, sort))
 
 
 def _sort_value(row: LeaderboardRow, sort: str) -> tuple:
     """Highest first and missing values last; ΔL sorts by closeness to zero."""
-    if sort == "judge":
+    if sort in SUBSET_SORTS:
+        metric = sort.split(":", 1)[1]
+        entry = row.subset_judge if metric == "judge" else row.subset.get(metric)
+        value = None if entry is None else (entry["win_rate"] if metric == "judge" else entry[0])
+        if value is not None and metric == "delta_words":
+            value = -abs(value)
+    elif sort == "judge":
         value = _judge_rate(row)
     elif sort == "delta_words":
         value = None if row.value(sort) is None else -abs(row.value(sort))

@@ -21,7 +21,9 @@ from .analysis_cache import cached
 from ...judge.profiles import PROFILES as JUDGE_PROFILES
 from .judge_rates import WinRates, load_win_rates
 from .table2 import table2
-from .metric_values import LENGTH_KEY, PROFILE_LABELS, MetricColumn, item_values, metric_columns
+from .metric_values import (
+    LENGTH_KEY, PROFILE_LABELS, MetricColumn, item_values, metric_columns, missing_reason,
+)
 from .scores import VIEWS, CurrentScores, load_current_scores
 
 T = TypeVar("T")
@@ -107,6 +109,7 @@ def analyse(study_id: int, view: str = "all", profile: str = "official", *, win_
             progress=[p.to_dict() for p in scores.progress], finished_annotators=scores.finished_annotators,
             metric_columns=[column.to_dict() for column in usable],
             missing_metrics=[column.label for column in columns if not column.values],
+            missing_reasons={column.label: missing_reason(column, columns) for column in columns if not column.values},
             length_instructed=length_instructed_systems(study_id),
         )
         return results

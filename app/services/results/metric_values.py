@@ -44,6 +44,17 @@ class MetricColumn:
                 "values": dict(self.values)}
 
 
+def missing_reason(column: MetricColumn, columns: list[MetricColumn]) -> str:
+    """Say why a measure has no value for any system of the study."""
+    computed = any(c.values for c in columns if c.source == "metric")
+    if column.key == "keyword_f1" and computed:
+        # F1 is computed for every answer; Keyword F1 only where LV-Eval gives the answer's keywords.
+        return "no keyword annotations on these questions (only LV-Eval's questions have answer keywords)"
+    if column.source == "metric":
+        return "not computed yet: run the metric jobs (Jobs page, or `python run.py score-metrics`)"
+    return "no values yet"
+
+
 def _current_text(stmt):
     """Keep the answers whose pinned text is still the prediction's text (what the metrics were computed on)."""
     return stmt.join(Prediction, Prediction.id == Answer.prediction_id).where(Prediction.text_sha256 == Answer.sha256)

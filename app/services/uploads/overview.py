@@ -30,7 +30,7 @@ def systems_overview() -> list[SystemOverview]:
     counts = dict(db.session.execute(
         select(Prediction.system_id, func.count()).group_by(Prediction.system_id)
     ).all())
-    scored = set(db.session.scalars(select(MetricAggregate.system_id).distinct()))
+    scored = scored_system_ids()
     usernames = dict(db.session.execute(select(User.id, User.username)).all())
     long = long_answer_counts()
     files: dict[int, list[PredictionFile]] = {}
@@ -43,6 +43,18 @@ def systems_overview() -> list[SystemOverview]:
                        long_shown=long.get(system.id, {}).get(LONG_ANSWER_SHOWN, 0))
         for system in db.session.scalars(select(System).order_by(System.name))
     ]
+
+
+def scored_system_ids() -> set[int]:
+    """Systems that have metrics (any aggregate): the predictions page's "scored"."""
+    return set(db.session.scalars(select(MetricAggregate.system_id).distinct()))
+
+
+def metric_status() -> list[dict]:
+    """Every system's metric status, as the predictions page polls it while metric jobs run."""
+    scored = scored_system_ids()
+    return [{"id": system_id, "name": name, "scored": system_id in scored}
+            for system_id, name in db.session.execute(select(System.id, System.name).order_by(System.name))]
 
 
 def metric_jobs(extra_ids: list[int] | None = None) -> list[Job]:

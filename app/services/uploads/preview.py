@@ -41,6 +41,18 @@ class FilePreview:
     def ok(self) -> bool:
         return not self.errors
 
+    @property
+    def outcome(self) -> tuple[str, str]:
+        """(badge class, what confirming does with this file): a file that adds nothing must not read "ready"."""
+        if not self.ok:
+            return "err", "not importable"
+        if self.new:
+            text = f"adds {self.new} new"
+            return "ok", text + (f"; {self.conflicts} differ, replaced only if ticked" if self.conflicts else "")
+        if self.conflicts:
+            return "warn", f"adds nothing; {self.conflicts} differ, replaced only if ticked"
+        return "", "adds nothing: already stored"
+
     def add_error(self, message: str, *, line: int | None = None, field_name: str | None = None) -> None:
         if len(self.errors) >= MAX_ERRORS:
             self.more_errors += 1
@@ -168,5 +180,15 @@ def preview_file(name: str, path: Path, sha256: str, size: int, *, system_overri
     preview.new, preview.unchanged, preview.conflicts = counts.created, counts.unchanged, counts.conflicts
     if not counts.matched:
         preview.add_error("no row matches a stored question: import L-Eval's task or human-eval reference files "
-                          "first (`python run.py import-leval`)")
+                          "first (`python run.py import-leval`)" + _subset_hint(counts.unmatched_in_subset))
+    elif counts.unmatched_in_subset:
+        preview.notes.append({"line": None, "field": None,
+                              "message": _subset_hint(counts.unmatched_in_subset).removeprefix("; ")})
     return preview
+
+
+def _subset_hint(rows: int) -> str:
+    if not rows:
+        return ""
+    return (f"; {rows} row(s) have the question of a human-evaluation question, but only rows whose "
+            "evaluation is 'human' are matched there (others are matched in the task files)")
