@@ -96,7 +96,7 @@ def test_results_pages_with_three_annotators(live_server, page, tmp_path):
     page.get_by_label("terse-13b").check()
     page.get_by_label("balanced-34b").check()
     page.get_by_role("button", name="Save flags").click()
-    assert page.get_by_text("Updated the length-instruction flag of balanced-34b, terse-13b.").is_visible()
+    expect(page.get_by_text("Updated the length-instruction flag of balanced-34b, terse-13b.")).to_be_visible()
     page.locator("nav.subnav").get_by_role("link", name="Metrics vs humans").click()
     table = page.locator("#length-instruction-table")
     expect(table.locator("tbody tr")).to_have_count(4)
