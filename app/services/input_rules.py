@@ -15,6 +15,7 @@ from sqlalchemy.orm import InstrumentedAttribute
 from ..models import Prediction, PredictionFile, System
 
 NUL = "\x00"
+NUL_PROBLEM = "contains a NUL character (\\u0000), which the database cannot store"
 # A system name (README, "Limits"): 1-120 characters, no control characters, no / or \, no space at either end.
 SYSTEM_NAME_RULE = ("a system name has 1 to 120 characters, no control characters, no / or \\ and no space at "
                     "either end")
@@ -40,7 +41,7 @@ def column_length(column: InstrumentedAttribute) -> int:
 def text_problem(value: str, *, limit: int | None = None, column: InstrumentedAttribute | None = None) -> str | None:
     """Why value cannot be stored (a NUL character, longer than its column or limit), or None."""
     if NUL in value:
-        return "contains a NUL character (\\u0000), which the database cannot store"
+        return NUL_PROBLEM
     limit = column_length(column) if column is not None else limit
     if limit is not None and len(value) > limit:
         return f"is {len(value):,} characters long; at most {limit:,} are allowed"
