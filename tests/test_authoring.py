@@ -189,3 +189,14 @@ def test_an_import_with_text_the_database_cannot_store_names_the_field_and_store
     with demo.app_context():
         assert db.session.scalar(select(AuthoredPair.id)) is None
         assert db.session.scalar(select(Document.id).where(Document.collection == "imported")) is None
+
+
+def test_half_a_surrogate_pair_is_refused_naming_the_field_not_a_500(demo, client, auth, doc):
+    auth.login("researcher")
+    body = b'{"instruction": "What\\ud800?", "answer": "Yes.", "evidence": []}'  # JSON can name half a pair
+    response = client.post(f"/author/documents/{doc['id']}/pairs", data=body, content_type="application/json",
+                           headers={"X-CSRFToken": auth.token()})
+    assert response.status_code == 400
+    assert response.get_json()["error"] == "instruction: holds half of a surrogate pair, which is not valid Unicode text"
+    with demo.app_context():
+        assert db.session.scalar(select(AuthoredPair.id)) is None

@@ -19,7 +19,7 @@ from ..models.generation import AUTHORED, IMPORTED
 from ..text import match_key, sha256_text, word_count
 from .annotation.documents import segment_text
 from .importers.documents import title_for_new_document
-from .input_rules import NUL, NUL_PROBLEM, nul_field, text_problem, upload_name_problem
+from .input_rules import NUL, text_problem, unstorable_field, upload_name_problem
 
 PairError = core.PairError
 
@@ -129,9 +129,9 @@ def _stored_spans(text: str, raw_spans) -> list[dict]:
 
 
 def _checked(document: Document, instruction, answer, spans) -> tuple[core.PairData, list[dict]]:
-    field = nul_field({"instruction": instruction, "answer": answer, "evidence": spans})
-    if field:
-        raise PairError(f"{field}: {NUL_PROBLEM}")
+    unstorable = unstorable_field({"instruction": instruction, "answer": answer, "evidence": spans})
+    if unstorable:
+        raise PairError("{}: {}".format(*unstorable))
     stored = _stored_spans(document.text, spans)
     return core.check_pair(document.text, instruction, answer, stored), stored
 
@@ -241,9 +241,9 @@ def import_file(raw: bytes, name: str, user: User) -> ImportReport:
         except (ValueError, RecursionError) as exc:
             raise PairError(f"{name}, line {number}: not valid JSON ({str(exc)[:80]})") from None
         where = f"{name}, line {number}"
-        field = nul_field(data)
-        if field:
-            raise PairError(f"{where}, field {field}: {NUL_PROBLEM}")
+        unstorable = unstorable_field(data)
+        if unstorable:
+            raise PairError("{}, field {}: {}".format(where, *unstorable))
         task_line = core.read_line(data, where)
         for pair in task_line.pairs:
             problem = text_problem(pair.author, column=AuthoredPair.author_name)
