@@ -60,6 +60,9 @@ def test_a_pair_is_saved_at_once_with_author_and_evidence_and_becomes_a_question
     ({"evidence": [{"start": 0, "end": 5, "quote": "zzzzz"}]}, "evidence 1: the selection does not match"),
     ({"evidence": [{"start": 10, "end": 10 ** 9, "quote": "x"}]}, "evidence 1: the selection does not match"),
     ({"evidence": "all of it"}, "evidence: a list of spans"),
+    ({"instruction": "What\x00?"}, "instruction: contains a NUL character (\\u0000)"),
+    ({"answer": "Yes\x00."}, "answer: contains a NUL character (\\u0000)"),
+    ({"evidence": [{"start": 0, "end": 2, "quote": "a\x00"}]}, "evidence: contains a NUL character (\\u0000)"),
 ])
 def test_bad_pairs_are_refused_with_the_field_named(demo, client, auth, doc, changes, message):
     auth.login("researcher")
@@ -153,3 +156,47 @@ def test_a_bad_import_names_file_line_and_field_and_stores_nothing(demo, client,
     with demo.app_context():
         assert db.session.scalar(select(AuthoredPair.id)) is None
         assert db.session.scalar(select(Document.id).where(Document.collection == "imported")) is None
+
+
+def test_an_edit_with_a_nul_character_is_refused_and_the_pair_is_unchanged(demo, client, auth, doc):
+    auth.login("researcher")
+    pair = create(client, auth, doc).get_json()["pair"]
+    response = post(client, auth, f"/author/pairs/{pair['id']}", {
+        "version": 1, "instruction": "Edited\x00?", "answer": "Yes.", "evidence": pair["evidence"]})
+    assert response.status_code == 400
+    assert "instruction: contains a NUL character (\\u0000)" in response.get_json()["error"]
+    with demo.app_context():
+        stored = db.session.get(AuthoredPair, pair["id"])
+        assert (stored.instruction, stored.version) == ("What is the title?", 1)
+
+
+@pytest.mark.parametrize("line, message", [
+    ({"instructions": ["q"], "outputs": ["a"], "input": "A new\x00 document.", "source": "mine", "evaluation": "f1"},
+     "mine.jsonl, line 1, field input: contains a NUL character (\\u0000)"),
+    ({"instructions": ["q\x00"], "outputs": ["a"], "input": "A new document.", "source": "mine", "evaluation": "f1"},
+     "mine.jsonl, line 1, field instructions: contains a NUL character (\\u0000)"),
+    ({"instructions": ["q"], "outputs": ["a"], "input": "A new document.", "source": "mine", "evaluation": "f1",
+      "authored": [{"author": "x" * 81, "evidence": []}]},
+     "mine.jsonl, line 1, field authored author: is 81 characters long; at most 80 are allowed"),
+])
+def test_an_import_with_text_the_database_cannot_store_names_the_field_and_stores_nothing(demo, client, auth, line,
+                                                                                         message):
+    auth.login("researcher")
+    raw = (json.dumps(line) + "\n").encode()
+    page = client.post("/author/import", data={"csrf_token": auth.token(), "file": (io.BytesIO(raw), "mine.jsonl")},
+                       content_type="multipart/form-data", follow_redirects=True).get_data(as_text=True)
+    assert message in page and "Nothing was imported" in page
+    with demo.app_context():
+        assert db.session.scalar(select(AuthoredPair.id)) is None
+        assert db.session.scalar(select(Document.id).where(Document.collection == "imported")) is None
+
+
+def test_half_a_surrogate_pair_is_refused_naming_the_field_not_a_500(demo, client, auth, doc):
+    auth.login("researcher")
+    body = b'{"instruction": "What\\ud800?", "answer": "Yes.", "evidence": []}'  # JSON can name half a pair
+    response = client.post(f"/author/documents/{doc['id']}/pairs", data=body, content_type="application/json",
+                           headers={"X-CSRFToken": auth.token()})
+    assert response.status_code == 400
+    assert response.get_json()["error"] == "instruction: holds half of a surrogate pair, which is not valid Unicode text"
+    with demo.app_context():
+        assert db.session.scalar(select(AuthoredPair.id)) is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import GenerationPrompt, GenerationRun, Job
@@ -119,3 +119,45 @@ def test_cancel_then_resume_repeats_no_stored_call(demo, client, auth, workers):
         assert job.status == "done" and job.result["answered"] == 10
         bodies = [json.dumps(r.body["messages"]) for r in slow.requests]
         assert len(set(bodies)) == len(bodies) == 10, "a call was made twice"
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("model", "page\x00model", "Model contains a NUL character (\\u0000)"),
+    ("model", "m" * 201, "Model is 201 characters long; at most 200 are allowed."),
+    ("base_url", "http://127.0.0.1:1/v1\x00", "Base URL contains a NUL character (\\u0000)"),
+    ("base_url", "http://127.0.0.1:1/" + "v" * 490, "Base URL is 509 characters long; at most 500 are allowed."),
+    ("system_name", "page\x00system", "Store as system contains a NUL character (\\u0000)"),
+    ("system_name", "s" * 121, "Store as system is 121 characters long; at most 120 are allowed."),
+    ("api_key", "sk-\x00-key", "API key contains a NUL character (\\u0000)"),
+])
+def test_the_launch_form_refuses_text_the_database_cannot_store(demo, client, auth, stub, field, value, message):
+    from app.models import Setting
+    from app.services.generation.spec import API_KEY_SETTING
+
+    auth.login("researcher")
+    with demo.app_context():
+        jobs = db.session.scalar(select(func.count(Job.id)))
+    response = client.post("/generate/", data=form(auth, stub, launch="Start", **{field: value}))
+    page = response.get_data(as_text=True)
+    assert response.status_code == 200 and message in page and "Check the highlighted fields." in page
+    with demo.app_context():
+        assert db.session.scalar(select(func.count(GenerationRun.id))) == 0
+        assert db.session.scalar(select(func.count(Job.id))) == jobs
+        assert db.session.get(Setting, API_KEY_SETTING) is None  # not even the key was saved
+
+
+@pytest.mark.parametrize("field, message", [
+    ("system-open", "system message &#39;open&#39; contains a NUL character (\\u0000)"),
+    ("template-open", "template &#39;open&#39; contains a NUL character (\\u0000)"),
+])
+def test_a_prompt_edit_with_a_nul_character_is_refused_and_no_version_is_saved(demo, client, auth, field, message):
+    from app.generate.prompts import LEVAL_SYSTEMS, LEVAL_TEMPLATES
+
+    auth.login("researcher")
+    data = {"csrf_token": auth.token(), **{f"system-{k}": v for k, v in LEVAL_SYSTEMS.items()},
+            **{f"template-{k}": v for k, v in LEVAL_TEMPLATES.items()}}
+    data[field] += "\x00"
+    page = client.post("/generate/prompts/1", data=data).get_data(as_text=True)
+    assert message in page
+    with demo.app_context():
+        assert [p.version for p in db.session.scalars(select(GenerationPrompt))] == [1]

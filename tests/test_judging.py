@@ -482,3 +482,30 @@ def test_a_row_stored_meanwhile_by_another_job_is_updated_not_duplicated(judge_a
         cache.record(result(None, "a late failure"))  # never replaces a verdict
         db.session.commit()
         assert db.session.scalars(select(LLMJudgment)).one().verdict == "A"
+
+
+@pytest.mark.parametrize("value, message", [
+    ("gpt\x00-4", "Judge model contains a NUL character (\\u0000)"),
+    ("m" * 121, "Judge model is 121 characters long; at most 120 are allowed."),
+])
+def test_the_launch_form_refuses_a_model_name_the_database_cannot_store(judge_app, client, auth, value, message):
+    auth.login("researcher")
+    response = client.post("/judge/", data=form_data(auth.token(), launch="Launch", judge_model=value))
+    page = response.get_data(as_text=True)
+    assert response.status_code == 200 and message in page and "Check the highlighted fields." in page
+    with judge_app.app_context():
+        assert db.session.scalar(select(func.count(Job.id))) == 0
+
+
+@pytest.mark.parametrize("field, label", [("system_text", "System message"), ("user_template", "User message template")])
+def test_a_prompt_edit_with_a_nul_character_is_refused_and_no_version_is_saved(judge_app, client, auth, field, label):
+    auth.login("researcher")
+    assert client.get("/judge/prompts/1").status_code == 200  # the default prompt is made on first use
+    with judge_app.app_context():
+        v1 = db.session.get(JudgePrompt, 1)
+        data = {"system_text": v1.system_text, "user_template": v1.user_template}
+    data[field] = data[field] + " \x00"
+    page = client.post("/judge/prompts/1", data={"csrf_token": auth.token(), **data}).get_data(as_text=True)
+    assert f"{label} contains a NUL character (\\u0000)" in page
+    with judge_app.app_context():
+        assert db.session.scalar(select(func.count(JudgePrompt.id)).where(JudgePrompt.name == "studio-pairwise")) == 1

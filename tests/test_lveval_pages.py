@@ -160,7 +160,9 @@ def test_researchers_edit_the_keys_and_they_show_on_the_leaderboard(demo, client
     ("context_window", "0", "Max-Ctx: expected a whole number of tokens"),
     ("retrieval", "maybe", "Ret.: choose yes, no or unknown"),
     ("links", "javascript:alert(1)", "Links: each line must be one http(s) URL"),
-    ("parameters", "x" * 41, "Parameters: at most 40 characters"),
+    ("parameters", "x" * 41, "Parameters: is 41 characters long; at most 40 are allowed"),
+    ("parameters", "7\x00B", "Parameters: contains a NUL character"),
+    ("links", "https://example.org/a\x00b", "Links: contains a NUL character"),
     ("variant_kind", "no_cfi", "Variant of: no system named"),
 ])
 def test_bad_keys_are_refused_field_by_field_and_nothing_is_saved(demo, client, auth, field, value, message):

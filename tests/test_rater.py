@@ -233,3 +233,34 @@ def test_rater_prompts_are_versioned(demo, client, auth):
     bad = client.post(f"/judge/rater/prompts/{base_id}", data={"csrf_token": token, "system_text": system,
                                                                "user_template": "{question} {answer}"})
     assert "{references}" in bad.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("value, message", [
+    ("gpt\x00-4", "Rater model contains a NUL character (\\u0000)"),
+    ("m" * 121, "Rater model is 121 characters long; at most 120 are allowed."),
+])
+def test_the_rater_form_refuses_a_model_name_the_database_cannot_store(demo, client, auth, value, message):
+    from app.models import Job
+
+    auth.login("researcher")
+    with demo.app_context():
+        study_id = db.session.scalar(select(Study.id))
+        prompt_id = current_rater_prompt().id
+    response = client.post("/judge/rater", data={
+        "csrf_token": auth.token(), "study_id": str(study_id), "rater_model": value, "prompt_id": str(prompt_id),
+        "temperature": "0", "concurrency": "2", "budget_usd": "", "launch": "Rate every answer"})
+    assert response.status_code == 200 and message in response.get_data(as_text=True)
+    with demo.app_context():
+        assert db.session.scalar(select(func.count(Job.id))) == 0
+
+
+def test_a_rater_prompt_edit_with_a_nul_character_is_refused_and_no_version_is_saved(demo, client, auth):
+    auth.login("researcher")
+    with demo.app_context():
+        base = current_rater_prompt()
+        system, user, base_id = base.system_text, base.user_template, base.id
+    page = client.post(f"/judge/rater/prompts/{base_id}", data={
+        "csrf_token": auth.token(), "system_text": system, "user_template": user + "\x00"}).get_data(as_text=True)
+    assert "User message template contains a NUL character (\\u0000)" in page
+    with demo.app_context():
+        assert current_rater_prompt().version == 1

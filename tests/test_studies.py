@@ -430,3 +430,24 @@ def test_a_new_study_leaves_the_demo_out(demo, tmp_path):
         systems = set(db.session.scalars(select(System.name).join(StudyAnswer, StudyAnswer.system_id == System.id)
                                          .where(StudyAnswer.study_id == study.id)))
     assert questions == [False, False, False] and systems == set(SYSTEMS)
+
+
+# --- text the database cannot store ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("name", "Bad\x00name", "A study needs a name of 1–120 characters, without control characters."),
+    ("name", "n" * 121, "A study needs a name of 1–120 characters, without control characters."),
+    ("description", "About\x00this", "The description contains a NUL character (\\u0000)"),
+])
+def test_the_new_study_form_refuses_text_the_database_cannot_store(demo, field, value, message):
+    staff = _staff(demo)
+    with demo.app_context():
+        before = db.session.scalar(select(func.count(Study.id)))
+    form = {"csrf_token": AuthActions(staff).token(), "name": "Stored nowhere", "description": "", "questions": "demo",
+            field: value}
+    response = staff.post("/studies/new", data=form)
+    assert response.status_code == 400
+    assert message in response.get_data(as_text=True)
+    with demo.app_context():
+        assert db.session.scalar(select(func.count(Study.id))) == before

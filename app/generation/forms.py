@@ -2,17 +2,19 @@ from flask_wtf import FlaskForm
 from wtforms import (
     BooleanField, FloatField, IntegerField, PasswordField, SelectChoice, SelectField, StringField, SubmitField,
 )
-from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional
+from wtforms.validators import DataRequired, InputRequired, NumberRange, Optional
 
+from ..form_rules import Storable
+from ..models import GenerationCall, GenerationRun
 from ..services.generation.spec import MAX_CONCURRENCY, TRUNCATIONS
 
 
 class LaunchForm(FlaskForm):
-    base_url = StringField("Base URL", validators=[DataRequired(), Length(max=500)])
-    api_key = PasswordField("API key", validators=[Optional(), Length(max=500)])
-    model = StringField("Model", validators=[DataRequired(), Length(max=200)])
+    base_url = StringField("Base URL", validators=[DataRequired(), Storable(limit=500)])
+    api_key = PasswordField("API key", validators=[Optional(), Storable(limit=500)])
+    model = StringField("Model", validators=[DataRequired(), Storable(column=GenerationCall.model)])
     question_set = SelectField("Questions", validators=[DataRequired()])
-    system_name = StringField("Store as system", validators=[Optional(), Length(max=120)])
+    system_name = StringField("Store as system", validators=[Optional(), Storable(column=GenerationRun.system_name)])
     existing_system = BooleanField("Store as new answer versions of this existing system")
     length_instruction = BooleanField("Length instruction (\"around N words\", N = the reference's words)")
     context_tokens = IntegerField("Context window (tokens)", default=16000,

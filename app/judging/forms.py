@@ -5,6 +5,7 @@ from wtforms import (
 )
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional
 
+from ..form_rules import Storable
 from ..judge.profiles import DEFAULT as DEFAULT_PROFILE, PROFILES as JUDGE_PROFILES
 from ..judge.runner import DEFAULT_CONCURRENCY
 from ..services.judge_runs.pairs import DEFAULT_SCOPE, SCOPES
@@ -15,7 +16,7 @@ class LaunchForm(FlaskForm):
     system = SelectField("System under test", validators=[DataRequired()])
     baseline = SelectField("Baseline", validators=[DataRequired()])
     scope = SelectField("Questions", choices=[SelectChoice(k, v) for k, v in SCOPES.items()], default=DEFAULT_SCOPE)
-    judge_model = StringField("Judge model", validators=[DataRequired(), Length(max=120)])
+    judge_model = StringField("Judge model", validators=[DataRequired(), Storable(limit=120)])
     profile = SelectField("Profile", choices=[SelectChoice(k, p.label) for k, p in JUDGE_PROFILES.items()],
                           default=DEFAULT_PROFILE)
     prompt_id = SelectField("Prompt version", coerce=int)
@@ -40,14 +41,14 @@ class SettingsForm(FlaskForm):
 
 
 class PromptForm(FlaskForm):
-    system_text = TextAreaField("System message", validators=[DataRequired()])
-    user_template = TextAreaField("User message template", validators=[DataRequired()])
+    system_text = TextAreaField("System message", validators=[DataRequired(), Storable()])
+    user_template = TextAreaField("User message template", validators=[DataRequired(), Storable()])
     submit = SubmitField("Save as a new version")
 
 
 class RaterForm(FlaskForm):
     study_id = SelectField("Study", coerce=int)
-    rater_model = StringField("Rater model", validators=[DataRequired(), Length(max=120)])
+    rater_model = StringField("Rater model", validators=[DataRequired(), Storable(limit=120)])
     prompt_id = SelectField("Prompt version", coerce=int)
     temperature = FloatField("Temperature", default=0.0, validators=[InputRequired(), NumberRange(0, 2)])
     concurrency = IntegerField("Concurrency", default=DEFAULT_CONCURRENCY,

@@ -19,6 +19,7 @@ from ..models.generation import AUTHORED, IMPORTED
 from ..text import match_key, sha256_text, word_count
 from .annotation.documents import segment_text
 from .importers.documents import title_for_new_document
+from .input_rules import NUL, text_problem, unstorable_field, upload_name_problem
 
 PairError = core.PairError
 
@@ -128,6 +129,9 @@ def _stored_spans(text: str, raw_spans) -> list[dict]:
 
 
 def _checked(document: Document, instruction, answer, spans) -> tuple[core.PairData, list[dict]]:
+    unstorable = unstorable_field({"instruction": instruction, "answer": answer, "evidence": spans})
+    if unstorable:
+        raise PairError("{}: {}".format(*unstorable))
     stored = _stored_spans(document.text, spans)
     return core.check_pair(document.text, instruction, answer, stored), stored
 
@@ -220,6 +224,10 @@ class ImportReport:
 
 def import_file(raw: bytes, name: str, user: User) -> ImportReport:
     """Read an exported (or plain L-Eval) task file; store its documents and pairs. All or nothing."""
+    problem = upload_name_problem(name)
+    if problem:
+        shown = name.replace(NUL, "\\u0000")[:80]
+        raise PairError(f"{shown}: {problem}")
     try:
         lines = raw.decode("utf-8-sig").splitlines()
     except UnicodeDecodeError:
@@ -232,7 +240,16 @@ def import_file(raw: bytes, name: str, user: User) -> ImportReport:
             data = json.loads(line)
         except (ValueError, RecursionError) as exc:
             raise PairError(f"{name}, line {number}: not valid JSON ({str(exc)[:80]})") from None
-        parsed.append(core.read_line(data, f"{name}, line {number}"))
+        where = f"{name}, line {number}"
+        unstorable = unstorable_field(data)
+        if unstorable:
+            raise PairError("{}, field {}: {}".format(where, *unstorable))
+        task_line = core.read_line(data, where)
+        for pair in task_line.pairs:
+            problem = text_problem(pair.author, column=AuthoredPair.author_name)
+            if problem:
+                raise PairError(f"{where}, field {core.AUTHORED_KEY} author: {problem}")
+        parsed.append(task_line)
     if not parsed:
         raise PairError(f"{name}: no line to import")
     report = ImportReport()

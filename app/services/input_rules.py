@@ -7,6 +7,7 @@ the same message, naming the field. Maximum lengths come from the model columns 
 """
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Any
 
@@ -15,6 +16,10 @@ from sqlalchemy.orm import InstrumentedAttribute
 from ..models import Prediction, PredictionFile, System
 
 NUL = "\x00"
+NUL_PROBLEM = "contains a NUL character (\\u0000), which the database cannot store"
+# JSON's \\u escapes can name half of a surrogate pair; no database (nor UTF-8) can store it.
+SURROGATE_PROBLEM = "holds half of a surrogate pair, which is not valid Unicode text"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 # A system name (README, "Limits"): 1-120 characters, no control characters, no / or \, no space at either end.
 SYSTEM_NAME_RULE = ("a system name has 1 to 120 characters, no control characters, no / or \\ and no space at "
                     "either end")
@@ -40,7 +45,9 @@ def column_length(column: InstrumentedAttribute) -> int:
 def text_problem(value: str, *, limit: int | None = None, column: InstrumentedAttribute | None = None) -> str | None:
     """Why value cannot be stored (a NUL character, longer than its column or limit), or None."""
     if NUL in value:
-        return "contains a NUL character (\\u0000), which the database cannot store"
+        return NUL_PROBLEM
+    if _SURROGATE.search(value):
+        return SURROGATE_PROBLEM
     limit = column_length(column) if column is not None else limit
     if limit is not None and len(value) > limit:
         return f"is {len(value):,} characters long; at most {limit:,} are allowed"
@@ -56,31 +63,36 @@ def check_text(value: str, field: str, *, limit: int | None = None,
     return value
 
 
-def nul_field(data: Any, field: str = "") -> str | None:
-    """The first field (top-level key, or the key itself) of a parsed value holding a NUL character, or None."""
+def unstorable_field(data: Any, field: str = "") -> tuple[str, str] | None:
+    """(field, why) for the first top-level key of a parsed value (or the key itself) holding text the database
+    cannot store (a NUL character or half a surrogate pair, at any depth), or None."""
     if isinstance(data, dict):
         for key, value in data.items():
-            if isinstance(key, str) and NUL in key:
-                return key.replace(NUL, "\\u0000")
-            if _has_nul(value):
-                return field or str(key)
+            problem = text_problem(key) if isinstance(key, str) else None
+            if problem:
+                return key.replace(NUL, "\\u0000").encode("utf-8", "backslashreplace").decode(), problem
+            problem = _unstorable(value)
+            if problem:
+                return field or str(key), problem
         return None
-    return field or "value" if _has_nul(data) else None
+    problem = _unstorable(data)
+    return (field or "value", problem) if problem else None
 
 
-def _has_nul(value: Any) -> bool:
+def _unstorable(value: Any) -> str | None:
     pending = [value]
     while pending:  # a loop: the value may nest as deeply as json allows
         item = pending.pop()
         if isinstance(item, str):
-            if NUL in item:
-                return True
+            problem = text_problem(item)
+            if problem:
+                return problem
         elif isinstance(item, dict):
             pending.extend(item.keys())
             pending.extend(item.values())
         elif isinstance(item, list):
             pending.extend(item)
-    return False
+    return None
 
 
 def system_name_problem(name: str) -> str | None:

@@ -12,6 +12,7 @@ from sqlalchemy import select
 from ..extensions import db
 from ..models import System
 from ..stats.lveval import VARIANT_KINDS
+from .input_rules import text_problem
 
 TOKEN_FIELDS = ("context_window", "input_tokens")
 FLAG_FIELDS = ("retrieval", "prompt_engineering", "in_domain_data")
@@ -65,12 +66,16 @@ def parse_keys(form: Mapping[str, str]) -> tuple[dict, dict[str, str]]:
         else:
             values[name] = _FLAGS[text]
     parameters = " ".join(str(form.get("parameters", "")).split())
-    if len(parameters) > 40:
-        errors["parameters"] = "Parameters: at most 40 characters"
+    problem = text_problem(parameters, column=System.parameters)
+    if problem:
+        errors["parameters"] = f"Parameters: {problem}"
     values["parameters"] = parameters
     links = [line.strip() for line in str(form.get("links", "")).splitlines() if line.strip()]
     bad = [link for link in links if not _URL_RE.match(link) or len(link) > 500]
-    if bad:
+    problem = text_problem("".join(links))
+    if problem:
+        errors["links"] = f"Links: {problem}"
+    elif bad:
         errors["links"] = f"Links: each line must be one http(s) URL ({bad[0][:60]!r} is not)"
     elif len(links) > MAX_LINKS:
         errors["links"] = f"Links: at most {MAX_LINKS}"

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from sqlalchemy import and_, bindparam, case, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
-from ..input_rules import NUL, text_problem
+from ..input_rules import text_problem
 from ...extensions import db
 from ...models import AnnotationRound, Answer, QuestionView, Score, ScoreRevision, Study, StudyAnswer, StudyAssignment
 from ...models.base import utcnow
@@ -120,12 +120,9 @@ def parse_score_payload(data: object) -> ScoreInput:
     if not isinstance(comment, str):
         raise ScoreError("comment must be text.", field="comment")
     comment = comment.replace("\r\n", "\n").strip()
-    try:
-        comment.encode("utf-8")  # JSON can carry half a surrogate pair; no database can store it
-    except UnicodeEncodeError:
-        raise ScoreError("comment is not valid Unicode text.", field="comment") from None
-    if NUL in comment:
-        raise ScoreError(f"comment {text_problem(comment)}.", field="comment")
+    problem = text_problem(comment)  # a NUL, or half a surrogate pair (JSON can carry one)
+    if problem:
+        raise ScoreError(f"comment {problem}.", field="comment")
     if len(comment) > MAX_COMMENT:
         raise ScoreError(f"Comment is too long ({len(comment)} characters; at most {MAX_COMMENT}).", field="comment")
     round_number = data.get("round")

@@ -7,6 +7,7 @@ from sqlalchemy.exc import IntegrityError
 from ...extensions import db
 from ...generate.prompts import LEVAL_PROFILE, SYSTEM_KEYS, TEMPLATE_KEYS, PromptProfile, validate_profile
 from ...models import GenerationPrompt
+from ..input_rules import text_problem
 
 
 class PromptError(ValueError):
@@ -76,6 +77,11 @@ def create_version(base: GenerationPrompt, systems: dict[str, str], templates: d
     clean = lambda text: text.replace("\r\n", "\n")  # noqa: E731 - browsers send CRLF
     systems = {k: clean(v) for k, v in systems.items() if k in SYSTEM_KEYS}
     templates = {k: clean(v) for k, v in templates.items() if k in TEMPLATE_KEYS}
+    for kind, texts in (("system message", systems), ("template", templates)):
+        for key, text in texts.items():
+            problem = text_problem(text)
+            if problem:
+                raise PromptError(f"{kind} {key!r} {problem}; nothing was saved")
     profile = as_profile(base)
     edited = PromptProfile(profile.name, profile.version, {**profile.systems, **systems},
                            {**profile.templates, **templates}, profile.fact_replace)

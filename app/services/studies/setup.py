@@ -15,10 +15,12 @@ from ...models.corpus import REFERENCE_KINDS
 from ...models.studies import REFERENCE_POLICIES, STUDY_STATUSES
 from . import assignment, references
 from .. import question_sets as sets
+from ..input_rules import column_length, text_problem
 from ..question_sets import subset_questions  # noqa: F401  (re-exported: callers create the demo study with it)
 from .answers import pin_latest
 
-NAME_RE = re.compile(r"^[^\x00-\x1f\x7f]{1,120}$")
+NAME_MAX = column_length(Study.name)
+NAME_RE = re.compile(rf"^[^\x00-\x1f\x7f]{{1,{NAME_MAX}}}$")
 TRANSITIONS = {"draft": ("open",), "open": ("closed",), "closed": ("open",)}
 
 
@@ -54,7 +56,7 @@ def answering_systems(question_ids: list[int]) -> list[int]:
 def _check_name(name: str, study_id: int | None = None) -> str:
     name = (name or "").strip()
     if not NAME_RE.match(name):
-        raise StudyError("A study needs a name of 1–120 characters, without control characters.")
+        raise StudyError(f"A study needs a name of 1–{NAME_MAX} characters, without control characters.")
     taken = db.session.scalar(select(Study.id).where(func.lower(Study.name) == name.lower()))
     if taken is not None and taken != study_id:
         raise StudyError(f"A study named '{name}' already exists.")
@@ -93,6 +95,9 @@ def create_study(spec: StudySpec, *, by_user_id: int | None = None) -> Study:
     _check_overlap(spec.overlap, spec.annotator_ids)
     if spec.status not in STUDY_STATUSES:
         raise StudyError(f"Status must be one of {', '.join(STUDY_STATUSES)}.")
+    problem = text_problem(spec.description)
+    if problem:
+        raise StudyError(f"The description {problem}.")
     study = Study(name=name, description=spec.description.strip(), status=spec.status, overlap=spec.overlap,
                   reference_kinds=list(spec.reference_kinds), reference_policy=spec.reference_policy,
                   is_demo=spec.is_demo, created_by_id=by_user_id)
