@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import click
 from flask import current_app
@@ -30,3 +32,32 @@ def open_database() -> None:
         raise click.ClickException(
             f"cannot start: the database {where} is damaged or unreadable ({problem}). "
             "Restore it from a backup, or move it away to start with an empty one.")
+
+
+STARTUP_LOCK_KEY = 0x4C4556414C  # "LEVAL": one advisory lock key for every start on the database
+
+
+@contextmanager
+def startup_lock() -> Iterator[None]:
+    """Hold the database's start-up lock (PostgreSQL advisory lock): one process migrates and bootstraps at a time.
+
+    SQLite needs none: one machine, and its writes already take turns.
+    """
+    from ..extensions import db
+
+    if db.engine.dialect.name != "postgresql":
+        yield
+        return
+    try:
+        connection = db.engine.connect()
+        connection.exec_driver_sql(f"SELECT pg_advisory_lock({STARTUP_LOCK_KEY})")
+        connection.commit()
+    except DBAPIError:  # unreachable: open_database says so in one line
+        yield
+        return
+    try:
+        yield
+    finally:
+        connection.exec_driver_sql(f"SELECT pg_advisory_unlock({STARTUP_LOCK_KEY})")
+        connection.commit()
+        connection.close()
