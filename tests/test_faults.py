@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -28,7 +27,7 @@ from app.models import System
 from app.services.jobs.worker import execute_job
 from app.services.metric_scores import submit_metrics_job
 from tests.e2e.conftest import start_server, stop_server
-from tests.support.live import HttpSession, human_eval_questions, prepare_instance
+from tests.support.live import HttpSession, human_eval_questions, instance_database, prepare_instance
 from tests.support.predictions import (
     batch_id, confirm, demo_file, load_demo_data, make_zip, post_upload, stored_files,
 )
@@ -43,8 +42,8 @@ FRESH_FILES = {  # a new system's answers: the demo's, renamed, so no metric of 
 
 def query(instance: Path, sql: str, *params) -> list[tuple]:
     """Read the server's database directly, as another process would (WAL lets readers in)."""
-    with sqlite3.connect(instance / "leval.db", timeout=30) as con:
-        return con.execute(sql, params).fetchall()
+    with instance_database(instance) as con:
+        return [tuple(row) for row in con.execute(sql, params).fetchall()]
 
 
 def wait_until(check, timeout: float, what: str):
@@ -264,6 +263,7 @@ print("released", flush=True)
 
 
 @pytest.mark.slow
+@pytest.mark.sqlite_only("a SQLite file locked by another process")
 def test_a_locked_database_answers_a_retryable_503_and_loses_nothing(tmp_path):
     instance = tmp_path / "instance"
     prepare_instance(instance, annotators=["patient"])

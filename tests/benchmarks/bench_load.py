@@ -21,7 +21,6 @@ import http.client
 import json
 import os
 import random
-import sqlite3
 import sys
 import tempfile
 import threading
@@ -142,16 +141,18 @@ def drive(base_url: str, names: list[str], questions: list[int], seconds: float,
     return baseline, saving, workers
 
 
-def check_database(database: Path, workers: list[Worker]) -> tuple[int, int]:
+def check_database(instance: Path, workers: list[Worker]) -> tuple[int, int]:
     """Return (lost, duplicated): acknowledged saves missing from the database, and saves stored twice."""
-    with sqlite3.connect(database) as con:
+    from tests.support.live import instance_database
+
+    with instance_database(instance) as con:
         current = {(user, question, label): value for user, question, label, value in con.execute(
             "SELECT u.username, p.question_id, s.answer_label, s.value FROM scores s "
             "JOIN users u ON u.id = s.annotator_id JOIN answers p ON p.id = s.answer_id")}
         revisions = {(user, question, label): count for user, question, label, count in con.execute(
             "SELECT u.username, p.question_id, s.answer_label, COUNT(r.id) FROM score_revisions r "
             "JOIN scores s ON s.id = r.score_id JOIN users u ON u.id = s.annotator_id "
-            "JOIN answers p ON p.id = s.answer_id GROUP BY s.id")}
+            "JOIN answers p ON p.id = s.answer_id GROUP BY s.id, u.username, p.question_id, s.answer_label")}
         twins = con.execute("SELECT COUNT(*) FROM (SELECT 1 FROM scores GROUP BY round_id, answer_id "
                             "HAVING COUNT(*) > 1)").fetchone()[0]
     lost = duplicated = twins
@@ -170,7 +171,7 @@ def run(seconds: float = SECONDS, annotators: int = ANNOTATORS, think: tuple[flo
     if quick:
         seconds, annotators, baseline_seconds = QUICK["seconds"], QUICK["annotators"], QUICK["baseline_seconds"]
     from tests.e2e.conftest import start_server, stop_server
-    from tests.support.live import prepare_instance
+    from tests.support.live import instance_database, prepare_instance
 
     human_eval = SHARED_LEVAL / "Predictions" / "human_eval"
     names = [f"load-{i:02d}" for i in range(annotators)]
@@ -183,7 +184,7 @@ def run(seconds: float = SECONDS, annotators: int = ANNOTATORS, think: tuple[flo
         else:
             prepare_instance(instance, annotators=names)
             data = "demo data (../shared/leval not found)"
-        with sqlite3.connect(instance / "leval.db") as con:
+        with instance_database(instance) as con:
             questions = [q for (q,) in con.execute(
                 "SELECT q.id FROM questions q JOIN documents d ON d.id = q.document_id "
                 "WHERE d.collection = 'human_eval' ORDER BY q.id")]
@@ -192,7 +193,7 @@ def run(seconds: float = SECONDS, annotators: int = ANNOTATORS, think: tuple[flo
             baseline, saving, workers = drive(server.url, names, questions, seconds, baseline_seconds, think)
         finally:
             stop_server(server)
-        lost, duplicated = check_database(instance / "leval.db", workers)
+        lost, duplicated = check_database(instance, workers)
     saves, checks = len(saving.latencies), len(baseline.latencies)
     throughput, baseline_rate = saves / saving.wall, checks / baseline.wall
     pause = f"{think[0]:g}-{think[1]:g} s pauses" if think[1] else "no pause"
