@@ -154,7 +154,7 @@ def check_database(instance: Path, workers: list[Worker]) -> tuple[int, int]:
             "JOIN scores s ON s.id = r.score_id JOIN users u ON u.id = s.annotator_id "
             "JOIN answers p ON p.id = s.answer_id GROUP BY s.id, u.username, p.question_id, s.answer_label")}
         twins = con.execute("SELECT COUNT(*) FROM (SELECT 1 FROM scores GROUP BY round_id, answer_id "
-                            "HAVING COUNT(*) > 1)").fetchone()[0]
+                            "HAVING COUNT(*) > 1) AS twins").fetchone()[0]
     lost = duplicated = twins
     for worker in workers:
         for (question, label), values in worker.acknowledged.items():
