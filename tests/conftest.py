@@ -5,11 +5,13 @@ of its own instead (tests/support/databases.py); tests marked sqlite_only are sk
 """
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 from flask_migrate import upgrade
+from sqlalchemy import make_url
 
 from app import create_app
 from app.extensions import db
@@ -200,3 +202,24 @@ class AuthActions:
 @pytest.fixture
 def auth(client):
     return AuthActions(client)
+
+
+@pytest.fixture
+def clone_database(postgres_server):
+    """Return clone() -> app config for a copy of the test's database as it is now.
+
+    On SQLite it returns {}: copying the instance folder copies its database file.
+    """
+    made: list[str] = []
+
+    def clone() -> dict:
+        if postgres_server is None:
+            return {}
+        source = make_url(os.environ["LEVAL_DATABASE_URL"]).database
+        name = postgres_server.new_name()
+        made.append(name)
+        return {"SQLALCHEMY_DATABASE_URI": postgres_server.create(name, template=source)}
+
+    yield clone
+    for name in made:
+        postgres_server.drop(name)

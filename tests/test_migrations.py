@@ -12,11 +12,7 @@ from sqlalchemy import inspect, text
 
 from app import create_app
 from app.extensions import db
-
-
-def json_value(value):
-    """A JSON column read with raw SQL: text on SQLite, already decoded on PostgreSQL."""
-    return json.loads(value) if isinstance(value, str) else value
+from tests.support.databases import json_value
 
 
 def make_app(tmp_path):

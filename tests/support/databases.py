@@ -54,3 +54,10 @@ class PostgresServer:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+def json_value(value):
+    """A JSON column read with raw SQL: text on SQLite, already decoded on PostgreSQL."""
+    import json
+
+    return json.loads(value) if isinstance(value, (str, bytes)) else value

@@ -16,6 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from ...extensions import db
 from ...models import AnnotationRound, Answer, QuestionView, Score, ScoreRevision, Study, StudyAnswer, StudyAssignment
 from ...models.base import utcnow
+from ...routing import MAX_DB_ID
 
 SCORE_VALUES = (1, 2, 3, 4, 5)
 MAX_COMMENT = 4000
@@ -88,8 +89,8 @@ def _strict_int(value: object) -> bool:
 
 def _positive_id(data: dict, key: str) -> int:
     value = data.get(key)
-    # Beyond 2^63 no database holds the id: refuse it here, not with a 500 deeper down.
-    if not _strict_int(value) or not 1 <= value < 2 ** 63:
+    # Beyond MAX_DB_ID no id column holds the id: refuse it here, not with a 500 deeper down.
+    if not _strict_int(value) or not 1 <= value <= MAX_DB_ID:
         raise ScoreError(f"{key} must be a positive integer.", field=key)
     return value
 
