@@ -223,3 +223,41 @@ def clone_database(postgres_server):
     yield clone
     for name in made:
         postgres_server.drop(name)
+
+
+@pytest.fixture(scope="session")
+def postgres_url(postgres_server):
+    """A PostgreSQL server for tests that need one: this run's, else a throw-away cluster of our own.
+
+    Without either (no LEVAL_TEST_DATABASE_URL, no initdb/pg_ctl) the test is skipped with the
+    reason, or fails under CI=true, where it is expected to run.
+    """
+    if postgres_server is not None:
+        yield test_server_url()
+        return
+    from tests.support import pg_cluster
+    from tests.support.shared import in_ci
+
+    if pg_cluster.bin_dir() is None:
+        message = ("needs PostgreSQL: set LEVAL_TEST_DATABASE_URL, or install Debian's postgresql package "
+                   "(initdb, pg_ctl) for a throw-away cluster")
+        if in_ci():
+            pytest.fail(message)
+        pytest.skip(message)
+    folder = pg_cluster.make_folder()
+    try:
+        yield pg_cluster.start(folder)
+    finally:
+        pg_cluster.stop(folder)
+
+
+@pytest.fixture
+def postgres_database(postgres_url, monkeypatch):
+    """An empty PostgreSQL database of the test's own, named in LEVAL_DATABASE_URL for every app and process."""
+    server = PostgresServer(postgres_url)
+    name = server.new_name("pg")
+    url = server.create(name)
+    monkeypatch.setenv("LEVAL_DATABASE_URL", url)
+    yield url
+    server.drop(name)
+    server.dispose()

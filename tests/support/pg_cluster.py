@@ -17,6 +17,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -56,6 +57,13 @@ def _owner() -> str:
         except KeyError:
             continue
     raise RuntimeError("running as root and no unprivileged user (postgres, nobody) to run PostgreSQL")
+
+
+def make_folder() -> Path:
+    """A new temp folder for a cluster, one the unprivileged owner can reach when we are root."""
+    parent = Path(tempfile.mkdtemp(prefix="leval-pg-"))
+    parent.chmod(0o755)
+    return parent / "cluster"
 
 
 def start(folder: Path, *, max_connections: int = 300) -> str:
@@ -104,6 +112,8 @@ def stop(folder: Path) -> None:
         subprocess.run(_as_owner([str(binaries / "pg_ctl"), "-D", str(folder / "data"), "-m", "immediate",
                                   "-w", "stop"]), check=False, stdout=subprocess.DEVNULL)
     shutil.rmtree(folder, ignore_errors=True)
+    if folder.parent.name.startswith("leval-pg-"):  # made by make_folder
+        shutil.rmtree(folder.parent, ignore_errors=True)
 
 
 def main(argv: list[str]) -> int:
