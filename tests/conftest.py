@@ -205,24 +205,26 @@ def auth(client):
 
 
 @pytest.fixture
-def clone_database(postgres_server):
-    """Return clone() -> app config for a copy of the test's database as it is now.
+def clone_database():
+    """Return clone() -> app config for a copy of the test's database (LEVAL_DATABASE_URL) as it is now.
 
     On SQLite it returns {}: copying the instance folder copies its database file.
     """
-    made: list[str] = []
+    made: list[tuple[PostgresServer, str]] = []
 
     def clone() -> dict:
-        if postgres_server is None:
+        url = os.environ.get("LEVAL_DATABASE_URL", "")
+        if not url.startswith("postgresql"):
             return {}
-        source = make_url(os.environ["LEVAL_DATABASE_URL"]).database
-        name = postgres_server.new_name()
-        made.append(name)
-        return {"SQLALCHEMY_DATABASE_URI": postgres_server.create(name, template=source)}
+        server = PostgresServer(make_url(url).set(database="postgres").render_as_string(hide_password=False))
+        name = server.new_name()
+        made.append((server, name))
+        return {"SQLALCHEMY_DATABASE_URI": server.create(name, template=make_url(url).database)}
 
     yield clone
-    for name in made:
-        postgres_server.drop(name)
+    for server, name in made:
+        server.drop(name)
+        server.dispose()
 
 
 @pytest.fixture(scope="session")
