@@ -199,9 +199,12 @@ def as_utc(moment: datetime) -> datetime:
 
 def save_score(
     context: SaveContext, answer_id: int, answer_sha256: str, label: str, value: int, comment: str,
-    *, now: datetime | None = None, _retry: bool = True,
+    *, now: datetime | None = None, commit: bool = True, _retry: bool = True,
 ) -> SaveResult:
-    """Store a score with a revision; the same value and comment again change nothing (safe to retry)."""
+    """Store a score with a revision; the same value and comment again change nothing (safe to retry).
+
+    commit=False leaves the commit to the caller (who reads more in the same transaction first).
+    """
     now = now or utcnow()
     seconds = max(0.0, (now - as_utc(context.first_viewed_at)).total_seconds())
     current = db.session.execute(_CURRENT, {"round_id": context.round_id, "answer_id": answer_id}).first()
@@ -228,13 +231,15 @@ def save_score(
             score_id=score_id, old_value=old_value, new_value=value, old_comment=old_comment,
             new_comment=comment, changed_at=now,
         ))
-        db.session.commit()
+        if commit:
+            db.session.commit()
     except IntegrityError:
         # A retried request raced its first attempt; read what that one stored and compare again.
         db.session.rollback()
         if not _retry:
             raise
-        return save_score(context, answer_id, answer_sha256, label, value, comment, now=now, _retry=False)
+        return save_score(context, answer_id, answer_sha256, label, value, comment, now=now, commit=commit,
+                          _retry=False)
     return SaveResult(True, value, comment, seconds, now)
 
 
@@ -306,8 +311,11 @@ def save_from_request(annotator_id: int, data: object) -> dict:
     if sha != payload.answer_sha256:
         # The study moved to another version since the page loaded: never file a score under text it was not given for.
         raise ScoreError(ANSWER_CHANGED.format(label=payload.label), status=409, reload=True)
-    result = save_score(context, answer_id, sha, payload.label, payload.value, payload.comment)
+    # Progress is read in the save's own transaction, before its commit: one connection and
+    # transaction per save (each is a round trip on a database server).
+    result = save_score(context, answer_id, sha, payload.label, payload.value, payload.comment, commit=False)
     progress = progress_after_save(context, payload.question_id)
+    db.session.commit()
     return {
         "saved": True, "changed": result.changed, "label": payload.label, "value": result.value,
         "comment": result.comment, "saved_at": as_utc(result.saved_at).isoformat(timespec="seconds"),
