@@ -2,11 +2,11 @@
 
 Used by the tests (PostgreSQL-only tests start one when no server is given) and by CI:
 
-    python -m tests.support.pg_cluster start DIR   # prints the server's URL (database "postgres")
+    python -m tests.support.pg_cluster start DIR [--durable]   # prints the server's URL (database "postgres")
     python -m tests.support.pg_cluster stop DIR
 
-Durability is switched off (fsync, synchronous_commit, full_page_writes): the cluster is thrown
-away, and tests create and drop many databases.
+Durability is switched off (fsync, synchronous_commit, full_page_writes) unless --durable: the
+cluster is thrown away, and tests create and drop many databases.
 """
 from __future__ import annotations
 
@@ -66,8 +66,11 @@ def make_folder() -> Path:
     return parent / "cluster"
 
 
-def start(folder: Path, *, max_connections: int = 300) -> str:
-    """Create and start a cluster in folder; return its URL (postgresql+psycopg://…/postgres)."""
+def start(folder: Path, *, max_connections: int = 300, durable: bool = False) -> str:
+    """Create and start a cluster in folder; return its URL (postgresql+psycopg://…/postgres).
+
+    durable=True keeps PostgreSQL's default durability (fsync and synchronous commits), for benchmarks.
+    """
     binaries = bin_dir()
     if binaries is None:
         raise RuntimeError("no PostgreSQL binaries (initdb, pg_ctl): install Debian's postgresql package")
@@ -81,8 +84,9 @@ def start(folder: Path, *, max_connections: int = 300) -> str:
     subprocess.run(_as_owner([str(binaries / "initdb"), "-D", str(data), "-U", USER, "--auth=trust",
                               "-E", "UTF8", "--locale=C", "--no-sync"]),
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    options = (f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
-               f"-c full_page_writes=off -c max_connections={max_connections} -c shared_buffers=128MB")
+    options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c max_connections={max_connections}"
+    if not durable:
+        options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
     subprocess.run(_as_owner([str(binaries / "pg_ctl"), "-D", str(data), "-o", options, "-l",
                               str(folder / "server.log"), "-w", "-t", "60", "start"]),
                    check=True, stdout=subprocess.DEVNULL)
@@ -117,11 +121,13 @@ def stop(folder: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
+    durable = "--durable" in argv
+    argv = [arg for arg in argv if arg != "--durable"]
     if len(argv) != 2 or argv[0] not in ("start", "stop"):
-        print("usage: python -m tests.support.pg_cluster start|stop DIR", file=sys.stderr)
+        print("usage: python -m tests.support.pg_cluster start [--durable] DIR | stop DIR", file=sys.stderr)
         return 2
     if argv[0] == "start":
-        print(start(Path(argv[1])))
+        print(start(Path(argv[1]), durable=durable))
     else:
         stop(Path(argv[1]))
     return 0
