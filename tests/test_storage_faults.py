@@ -196,3 +196,24 @@ def test_a_full_instance_folder_answers_503_on_an_upload_and_stages_nothing(demo
     assert response.headers["Retry-After"]
     staged = os.path.join(demo.instance_path, "uploads", "staging")
     assert not os.path.isdir(staged) or not [n for n in os.listdir(staged) if n.endswith(".json")]
+
+
+def test_healthz_stays_ok_when_many_requests_probe_at_once(app):
+    """Under load the remembered probe expires for many requests together: none may fail on another's probe."""
+    import threading
+
+    app.config["LEVAL_HEALTH_PROBE_SECONDS"] = 0  # every request probes
+    app.config["LEVAL_HEALTH_INTEGRITY_SECONDS"] = 3600
+    statuses: list[int] = []
+
+    def poll() -> None:
+        client = app.test_client()
+        for _ in range(15):
+            statuses.append(client.get("/healthz").status_code)
+
+    threads = [threading.Thread(target=poll) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert statuses == [200] * 120
