@@ -8,6 +8,7 @@ from contextlib import contextmanager
 import click
 from flask import current_app
 from flask_migrate import upgrade
+from sqlalchemy import func, select
 from sqlalchemy.exc import DBAPIError
 
 
@@ -50,7 +51,7 @@ def startup_lock() -> Iterator[None]:
         return
     try:
         connection = db.engine.connect()
-        connection.exec_driver_sql(f"SELECT pg_advisory_lock({STARTUP_LOCK_KEY})")
+        connection.execute(select(func.pg_advisory_lock(STARTUP_LOCK_KEY)))
         connection.commit()
     except DBAPIError:  # unreachable: open_database says so in one line
         yield
@@ -58,6 +59,6 @@ def startup_lock() -> Iterator[None]:
     try:
         yield
     finally:
-        connection.exec_driver_sql(f"SELECT pg_advisory_unlock({STARTUP_LOCK_KEY})")
+        connection.execute(select(func.pg_advisory_unlock(STARTUP_LOCK_KEY)))
         connection.commit()
         connection.close()
