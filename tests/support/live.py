@@ -45,12 +45,18 @@ class HttpSession:
         timing = TIMING_RE.search(response.headers.get("Server-Timing", ""))
         return response.status, data, elapsed, float(timing.group(1)) if timing else None, response.headers
 
-    def sign_in(self, username: str, password: str = SHARED_PASSWORD) -> None:
-        status, page, *_ = self.request("GET", "/login")
-        self.token = CSRF_RE.search(page.decode()).group(1)
-        status, *_ = self.post_form("/login", {"username": username, "password": password})
-        if status != 302:
-            raise RuntimeError(f"sign-in failed for {username}: {status}")
+    def sign_in(self, username: str, password: str = SHARED_PASSWORD, *, patience: float = 30.0) -> None:
+        """Sign in; on 429 (many sign-ins at once from one address, as in a lab behind one NAT) wait and retry."""
+        deadline = time.monotonic() + patience
+        while True:
+            status, page, *_ = self.request("GET", "/login")
+            self.token = CSRF_RE.search(page.decode()).group(1)
+            status, *_ = self.post_form("/login", {"username": username, "password": password})
+            if status == 302:
+                return
+            if status != 429 or time.monotonic() > deadline:
+                raise RuntimeError(f"sign-in failed for {username}: {status}")
+            time.sleep(0.5)
 
     def post_form(self, path: str, fields: dict):
         body = urlencode({**fields, "csrf_token": self.token}).encode()
