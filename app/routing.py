@@ -1,7 +1,7 @@
 """Ids in URLs and forms: never beyond what a database integer column holds.
 
-Werkzeug's `int` converter takes any number of digits; an id of 2^63 or more then reaches the
-database driver and fails there (a 500). Here such an id simply names nothing: the route does
+Werkzeug's `int` converter takes any number of digits; an id beyond the id column's range then
+reaches the database and fails there (a 500). Here such an id simply names nothing: the route does
 not match (404), and id lists in query strings or forms leave it out.
 """
 from __future__ import annotations
@@ -10,8 +10,8 @@ from collections.abc import Iterable
 
 from werkzeug.routing import IntegerConverter
 
-# The largest value of a signed 64-bit integer column (SQLite INTEGER, PostgreSQL BIGINT).
-MAX_DB_ID = 2 ** 63 - 1
+# The largest id both databases store: ids are INTEGER columns, 32-bit on PostgreSQL (SQLite's hold 64 bits).
+MAX_DB_ID = 2 ** 31 - 1
 
 
 class DbIdConverter(IntegerConverter):
@@ -26,7 +26,7 @@ class DbIdConverter(IntegerConverter):
 def is_db_id(text: str) -> bool:
     """Tell whether text is a plain number a database id column can hold."""
     text = (text or "").strip()
-    return text.isdigit() and len(text) <= 19 and int(text) <= MAX_DB_ID
+    return text.isdigit() and len(text) <= len(str(MAX_DB_ID)) and int(text) <= MAX_DB_ID
 
 
 def id_list(values: Iterable[str]) -> list[int]:

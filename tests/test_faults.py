@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -28,7 +27,8 @@ from app.models import System
 from app.services.jobs.worker import execute_job
 from app.services.metric_scores import submit_metrics_job
 from tests.e2e.conftest import start_server, stop_server
-from tests.support.live import HttpSession, human_eval_questions, prepare_instance
+from tests.support.databases import json_value, on_postgres
+from tests.support.live import HttpSession, InstanceDatabase, human_eval_questions, instance_database, prepare_instance
 from tests.support.predictions import (
     batch_id, confirm, demo_file, load_demo_data, make_zip, post_upload, stored_files,
 )
@@ -41,10 +41,11 @@ FRESH_FILES = {  # a new system's answers: the demo's, renamed, so no metric of 
 }
 
 
-def query(instance: Path, sql: str, *params) -> list[tuple]:
+def query(instance: Path, sql: str, *params, database: dict | None = None) -> list[tuple]:
     """Read the server's database directly, as another process would (WAL lets readers in)."""
-    with sqlite3.connect(instance / "leval.db", timeout=30) as con:
-        return con.execute(sql, params).fetchall()
+    url = (database or {}).get("SQLALCHEMY_DATABASE_URI")
+    with (InstanceDatabase(url) if url else instance_database(instance)) as con:
+        return [tuple(row) for row in con.execute(sql, params).fetchall()]
 
 
 def wait_until(check, timeout: float, what: str):
@@ -66,16 +67,17 @@ def kill_9(server) -> None:
 # A metrics job survives kill -9
 
 
-def metric_rows(instance: Path, system_id: int) -> dict:
+def metric_rows(instance: Path, system_id: int, database: dict | None = None) -> dict:
     rows = query(instance, "SELECT prediction_id, metric, profile, value, computed_at FROM metric_results "
-                           "WHERE system_id = ?", system_id)
+                           "WHERE system_id = ?", system_id, database=database)
     found = {(pid, metric, profile): (value, computed_at) for pid, metric, profile, value, computed_at in rows}
     assert len(found) == len(rows), "duplicate metric rows"
     return found
 
 
-def aggregate_rows(instance: Path, system_id: int) -> dict:
-    rows = query(instance, "SELECT task, metric, profile, value, n FROM metric_aggregates WHERE system_id = ?", system_id)
+def aggregate_rows(instance: Path, system_id: int, database: dict | None = None) -> dict:
+    rows = query(instance, "SELECT task, metric, profile, value, n FROM metric_aggregates WHERE system_id = ?", system_id,
+                 database=database)
     return {(task, metric, profile): (value, n) for task, metric, profile, value, n in rows}
 
 
@@ -91,9 +93,9 @@ def submit_slow_metrics_job(instance: Path, system: str, item_delay: float) -> i
     return job_id
 
 
-def score_uninterrupted(instance: Path) -> None:
-    """Run the same metrics job on a twin instance, start to finish, through the same job code."""
-    app = create_app({"INSTANCE_PATH": instance})
+def score_uninterrupted(instance: Path, database: dict) -> None:
+    """Run the same metrics job on a twin instance (and database), start to finish, through the same job code."""
+    app = create_app({"INSTANCE_PATH": instance, **database})
     with app.app_context():
         job = submit_metrics_job(db.session.scalars(select(System).where(System.name == FRESH)).one())
         job_id = job.id
@@ -104,7 +106,7 @@ def score_uninterrupted(instance: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_metrics_job_survives_kill_9_of_the_server_and_matches_an_uninterrupted_run(tmp_path):
+def test_a_metrics_job_survives_kill_9_of_the_server_and_matches_an_uninterrupted_run(tmp_path, clone_database):
     fresh = tmp_path / "fresh"
     for name, source in FRESH_FILES.items():
         (fresh / name).parent.mkdir(parents=True, exist_ok=True)
@@ -112,6 +114,7 @@ def test_a_metrics_job_survives_kill_9_of_the_server_and_matches_an_uninterrupte
     instance, twin = tmp_path / "instance", tmp_path / "twin"
     prepare_instance(instance, folders=(fresh,))
     shutil.copytree(instance, twin)
+    twin_database = clone_database()  # on PostgreSQL the twin needs its own copy of the database too
     (system_id,) = query(instance, "SELECT id FROM systems WHERE name = ?", FRESH)[0]
 
     job_id = submit_slow_metrics_job(instance, FRESH, item_delay=0.25)  # queued: the server's start picks it up
@@ -138,14 +141,14 @@ def test_a_metrics_job_survives_kill_9_of_the_server_and_matches_an_uninterrupte
     status, done, attempts, result = query(instance, "SELECT status, done, attempts, result FROM jobs WHERE id = ?",
                                            job_id)[0]
     assert (status, done, attempts) == ("done", 22, 2)
-    assert json.loads(result)["resumed_from"] == len({pid for pid, _, _ in before})
+    assert json_value(result)["resumed_from"] == len({pid for pid, _, _ in before})
     after = metric_rows(instance, system_id)
     assert all(after[key] == row for key, row in before.items()), "items finished before the kill were recomputed"
 
-    score_uninterrupted(twin)
-    clean = metric_rows(twin, system_id)
+    score_uninterrupted(twin, twin_database)
+    clean = metric_rows(twin, system_id, twin_database)
     assert {k: v[0] for k, v in after.items()} == {k: v[0] for k, v in clean.items()} and len(clean) > 22 * 4
-    assert aggregate_rows(instance, system_id) == aggregate_rows(twin, system_id) != {}
+    assert aggregate_rows(instance, system_id) == aggregate_rows(twin, system_id, twin_database) != {}
 
 
 # No acknowledged score is lost
@@ -215,7 +218,8 @@ def test_no_acknowledged_score_is_lost_when_the_server_is_killed_mid_traffic(tmp
 
     server = start_server(instance, {"LEVAL_WORKERS": "0"})
     try:
-        assert query(instance, "PRAGMA integrity_check") == [("ok",)]
+        if not on_postgres():  # a server database has no file of ours to check
+            assert query(instance, "PRAGMA integrity_check") == [("ok",)]
         history: dict[tuple[str, int, str], list[int]] = {}
         for user, question, label, value in query(
                 instance, "SELECT u.username, p.question_id, s.answer_label, r.new_value FROM score_revisions r "
@@ -264,6 +268,7 @@ print("released", flush=True)
 
 
 @pytest.mark.slow
+@pytest.mark.sqlite_only("a SQLite file locked by another process")
 def test_a_locked_database_answers_a_retryable_503_and_loses_nothing(tmp_path):
     instance = tmp_path / "instance"
     prepare_instance(instance, annotators=["patient"])

@@ -10,6 +10,7 @@ from app import create_app
 from app.extensions import db
 from app.services.judge_runs import RunSpec, current_prompt, launch, save_settings
 from tests.e2e.conftest import start_server, stop_server
+from tests.support.databases import json_value
 from tests.support.judge_data import BASELINE, EXPECTED, SYSTEM, marker_judge, write_judge_dataset
 from tests.support.live import prepare_instance
 from tests.support.openai_stub import StubOpenAIServer
@@ -35,7 +36,7 @@ def _launch_judge_job(instance, stub: StubOpenAIServer) -> int:
 
 def _recorded(instance, job_id: int) -> tuple[str, dict]:
     status, result = query(instance, "SELECT status, result FROM jobs WHERE id = ?", job_id)[0]
-    return status, json.loads(result) if result else {}
+    return status, json_value(result) if result else {}
 
 
 @pytest.mark.slow

@@ -2,7 +2,6 @@
 call whose reply was stored (only a call in flight at the kill may be made again)."""
 from __future__ import annotations
 
-import json
 
 import pytest
 
@@ -12,6 +11,7 @@ from app.generate import plan
 from app.services.generation import runs
 from app.services.generation.spec import RunSpec, endpoint_of
 from tests.e2e.conftest import start_server, stop_server
+from tests.support.databases import json_value
 from tests.support.live import prepare_instance
 from tests.support.openai_stub import StubOpenAIServer
 from tests.test_faults import kill_9, query, wait_until
@@ -69,7 +69,7 @@ def test_a_generation_job_survives_kill_9_without_repeating_a_stored_call(tmp_pa
             stop_server(server)
         status, attempts, result = query(instance, "SELECT status, attempts, result FROM jobs WHERE id = ?", job_id)[0]
         assert (status, attempts) == ("done", 2)
-        assert json.loads(result)["answered"] == 10
+        assert json_value(result)["answered"] == 10
         after = stub.requests[sent_before:]
         repeated = [r for r in after if key_of(spec, r.body) in stored_before]
         assert repeated == [], "a call whose reply was stored was made again"

@@ -1,7 +1,8 @@
 """The migration chain builds the schema from nothing, and matches the models exactly."""
 from __future__ import annotations
 
-import json
+
+import pytest
 
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -10,6 +11,7 @@ from sqlalchemy import inspect, text
 
 from app import create_app
 from app.extensions import db
+from tests.support.databases import json_value
 
 
 def make_app(tmp_path):
@@ -39,6 +41,7 @@ def test_downgrade_to_base_and_up_again(tmp_path):
         db.engine.dispose()
 
 
+@pytest.mark.sqlite_only("PRAGMAs")
 def test_sqlite_pragmas_are_on(app):
     with app.app_context():
         with db.engine.connect() as connection:
@@ -55,14 +58,14 @@ def seed_first_schema(connection) -> None:
     now = "2026-01-02 03:04:05.000000"
     for sql in (
         "INSERT INTO users (id, username, password_hash, role, active, created_at) "
-        "VALUES (1, 'ann', 'x', 'annotator', 1, :now)",
+        "VALUES (1, 'ann', 'x', 'annotator', TRUE, :now)",
         "INSERT INTO documents (id, collection, task, source, title, text, sha256, word_count, char_count, evaluation, "
         "source_file, line_no, created_at) VALUES (1, 'human_eval', 'news_summ', 'news', 'Doc', 'A long text.', "
         "'abc', 3, 12, 'human', 'ref.jsonl', 1, :now)",
         "INSERT INTO questions (id, document_id, position, instruction, reference, evaluation, match_key, created_at) "
         "VALUES (1, 1, 0, 'What?', 'That.', 'human', 'k', :now)",
         "INSERT INTO systems (id, name, pred_key, length_instruction, in_human_eval, created_at) "
-        "VALUES (1, 'model-a', 'model-a_pred', 0, 1, :now)",
+        "VALUES (1, 'model-a', 'model-a_pred', FALSE, TRUE, :now)",
         "INSERT INTO predictions (id, system_id, question_id, line_no, text, evaluation, word_count, created_at) "
         "VALUES (1, 1, 1, 1, 'An answer.', 'human', 2, :now)",
         "INSERT INTO annotation_rounds (id, annotator_id, number, status, started_at) VALUES (1, 1, 1, 'open', :now)",
@@ -105,9 +108,9 @@ def seed_before_studies(connection) -> None:
     now = "2026-01-02 03:04:05.000000"
     for sql in (
         "INSERT INTO users (id, username, password_hash, role, active, created_at) "
-        "VALUES (2, 'bea', 'x', 'annotator', 1, :now)",
+        "VALUES (2, 'bea', 'x', 'annotator', TRUE, :now)",
         "INSERT INTO systems (id, name, pred_key, length_instruction, in_human_eval, created_at) "
-        "VALUES (2, 'model-b', 'model-b_pred', 0, 1, :now), (3, 'model-c', 'model-c_pred', 0, 0, :now)",
+        "VALUES (2, 'model-b', 'model-b_pred', FALSE, TRUE, :now), (3, 'model-c', 'model-c_pred', FALSE, FALSE, :now)",
         "INSERT INTO predictions (id, system_id, question_id, line_no, text, evaluation, word_count, created_at) "
         "VALUES (2, 2, 1, 1, 'Another answer.', 'human', 2, :now), (3, 3, 1, 1, 'A third one.', 'human', 3, :now)",
         "INSERT INTO annotation_rounds (id, annotator_id, number, status, started_at) VALUES "
@@ -147,15 +150,15 @@ def test_studies_migration_keeps_every_score_round_revision_and_view(tmp_path):
             assert q("SELECT system_id, excluded FROM study_answers ORDER BY system_id") == [(1, 0), (2, 0), (3, 1)]
             # Views list the same answers, in the same order, as slots.
             slots = dict(q("SELECT sa.id, a.prediction_id FROM study_answers sa JOIN answers a ON a.id = sa.answer_id"))
-            orders = [json.loads(order) for (order,) in q('SELECT "order" FROM question_views ORDER BY id')]
+            orders = [json_value(order) for (order,) in q('SELECT "order" FROM question_views ORDER BY id')]
             assert [[slots[slot] for slot in order] for order in orders] == [[3, 1, 2], [2, 3, 1]]
             assert q("SELECT count(*) FROM predictions WHERE text_sha256 = ''") == [(0,)]
         downgrade(revision=BEFORE_STUDIES)
         with db.engine.connect() as connection:
             assert connection.execute(text("SELECT id, prediction_id, value FROM scores ORDER BY id")).all() == [
                 (1, 1, 4), (2, 3, 2), (3, 2, 5)]
-            assert connection.execute(text('SELECT "order" FROM question_views ORDER BY id')).scalars().all() == [
-                "[3, 1, 2]", "[2, 3, 1]"]
+            orders = connection.execute(text('SELECT "order" FROM question_views ORDER BY id')).scalars().all()
+            assert [json_value(order) for order in orders] == [[3, 1, 2], [2, 3, 1]]
 
 
 GENERATION_SCHEMA = "f87bdea9abc2"
@@ -389,4 +392,29 @@ def test_confirmed_uploads_and_long_answer_flags_arrive_on_a_database_with_data(
             assert "long_answer" not in {c["name"] for c in inspect(db.engine).get_columns("predictions")}
             assert connection.execute(text("SELECT count(*) FROM predictions")).scalar() == 2
             assert connection.execute(text("SELECT value FROM scores")).scalar() == 4
+        db.engine.dispose()
+
+
+BEFORE_QUEUE = "3c8e1f0a7b52"
+QUEUE_SCHEMA = "118180ca1003"
+
+
+def test_queue_tables_arrive_on_a_scored_database_and_leave_it_as_it_was(tmp_path):
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=FIRST_SCHEMA)
+        with db.engine.begin() as connection:
+            seed_first_schema(connection)
+        upgrade(revision=QUEUE_SCHEMA)
+        with db.engine.begin() as connection:
+            assert connection.execute(text("SELECT value, comment FROM scores")).all() == [(4, "good")]
+            connection.execute(text("INSERT INTO queue_tasks (queue, data, priority) VALUES ('leval', :d, 0)"),
+                               {"d": b"task"})
+        downgrade(revision=BEFORE_QUEUE)
+        assert not set(inspect(db.engine).get_table_names()) & {"queue_tasks", "queue_schedule", "queue_values",
+                                                                "queue_counters"}
+        with db.engine.connect() as connection:
+            assert connection.execute(text("SELECT value, comment FROM scores")).all() == [(4, "good")]
+        upgrade()
+        db.session.remove()
         db.engine.dispose()

@@ -4,7 +4,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import shutil
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -26,12 +25,9 @@ MINIMAL_FIELDS = ("annotator", "system", "document_id", "question_id", "query", 
 
 
 @contextmanager
-def fresh_app(tmp_path: Path, template: Path, name: str):
-    """A second app on its own freshly migrated database, like a colleague's copy of the tool."""
-    instance = tmp_path / name
-    instance.mkdir()
-    shutil.copy(template, instance / "leval.db")
-    other = create_app({"INSTANCE_PATH": instance, "TESTING": True})
+def fresh_app(tmp_path: Path, copy, name: str):
+    """A second app on its own freshly migrated database (copy: the migrated_copy fixture), like a colleague's copy."""
+    other = create_app({**copy(tmp_path / name), "TESTING": True})
     try:
         yield other
     finally:
@@ -140,11 +136,11 @@ def test_leval_layout_matches_the_leval_script(app, runner, tmp_path):
         assert leval_lines(S(), "ann3") == lines
 
 
-def test_jsonl_round_trip_into_a_fresh_database(app, runner, tmp_path, migrated_template):
+def test_jsonl_round_trip_into_a_fresh_database(app, runner, tmp_path, migrated_copy):
     scored(app)
     first = tmp_path / "first.jsonl"
     assert run(runner, "export", "--format", "jsonl", "--rounds", "all", "--out", str(first)).exit_code == 0
-    with fresh_app(tmp_path, migrated_template, "fresh") as other:
+    with fresh_app(tmp_path, migrated_copy, "fresh") as other:
         with other.app_context():
             assert not demo.load_demo().failed
         other_runner = other.test_cli_runner()
@@ -165,11 +161,11 @@ def test_jsonl_round_trip_into_a_fresh_database(app, runner, tmp_path, migrated_
         assert again.exit_code == 0 and "0 new" in again.output and "0 conflicts" in again.output
 
 
-def test_leval_round_trip_into_a_fresh_database(app, runner, tmp_path, migrated_template):
+def test_leval_round_trip_into_a_fresh_database(app, runner, tmp_path, migrated_copy):
     scored(app, rounds=False)
     folder = tmp_path / "exported"
     assert run(runner, "export", "--format", "leval", "--out", str(folder)).exit_code == 0
-    with fresh_app(tmp_path, migrated_template, "fresh") as other:
+    with fresh_app(tmp_path, migrated_copy, "fresh") as other:
         with other.app_context():
             assert not demo.load_demo().failed
         other_runner = other.test_cli_runner()
@@ -277,7 +273,7 @@ def test_web_downloads(app, client, auth):
     assert "files_from_ann3.jsonl" in page and "python run.py export" in page
 
 
-def test_round_trip_on_leval_human_eval_subset(app, runner, tmp_path, migrated_template, shared_leval):
+def test_round_trip_on_leval_human_eval_subset(app, runner, tmp_path, migrated_copy, shared_leval):
     human_eval = shared_leval / "Predictions" / "human_eval"
     scored(app, data_path=human_eval)
     first = tmp_path / "first.jsonl"
@@ -287,7 +283,7 @@ def test_round_trip_on_leval_human_eval_subset(app, runner, tmp_path, migrated_t
     assert run(runner, "export", "--format", "leval", "--annotator", "ann2", "--out", str(tmp_path / "files_from_ann2.jsonl")).exit_code == 0
     leval = read_jsonl(tmp_path / "files_from_ann2.jsonl")
     assert len(leval) == 12 and "gpt4-x_pred" in leval[0]
-    with fresh_app(tmp_path, migrated_template, "fresh") as other:
+    with fresh_app(tmp_path, migrated_copy, "fresh") as other:
         with other.app_context():
             assert not import_path(human_eval).failed
             create_study(StudySpec(name="L-Eval human evaluation", status="open"))

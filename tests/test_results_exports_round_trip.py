@@ -53,7 +53,7 @@ def _export_all(runner, folder: Path) -> dict[str, str]:
     return texts
 
 
-def test_every_format_round_trips_to_an_identical_file(app, runner, tmp_path, migrated_template):
+def test_every_format_round_trips_to_an_identical_file(app, runner, tmp_path, migrated_copy):
     scored(app)
     with app.app_context():
         generate_metric_results(seed=4)
@@ -62,7 +62,7 @@ def test_every_format_round_trips_to_an_identical_file(app, runner, tmp_path, mi
         db.session.commit()
     first = _export_all(runner, tmp_path / "first")
     assert len(first) == 4 + 1 + 3 and "leval/files_from_ann3.jsonl" in first
-    with fresh_app(tmp_path, migrated_template, "fresh") as other:
+    with fresh_app(tmp_path, migrated_copy, "fresh") as other:
         with other.app_context():
             assert not demo.load_demo().failed
             generate_metric_results(seed=4)
@@ -96,7 +96,7 @@ def _load(data: Path) -> None:
     create_study(StudySpec(name="Separator study", status="open"))
 
 
-def test_leval_round_trip_with_the_separator_inside_an_unscored_answer(app, runner, tmp_path, migrated_template):
+def test_leval_round_trip_with_the_separator_inside_an_unscored_answer(app, runner, tmp_path, migrated_copy):
     data, text = _demo_with_separator(tmp_path / "data")
     with app.app_context():
         _load(data)
@@ -107,7 +107,7 @@ def test_leval_round_trip_with_the_separator_inside_an_unscored_answer(app, runn
     folder = tmp_path / "first"
     assert run(runner, "export", "--format", "leval", "--out", str(folder)).exit_code == 0
     exported = (folder / "files_from_ann1.jsonl").read_text(encoding="utf-8")
-    with fresh_app(tmp_path, migrated_template, "fresh") as other:
+    with fresh_app(tmp_path, migrated_copy, "fresh") as other:
         with other.app_context():
             _load(data)
         other_runner = other.test_cli_runner()

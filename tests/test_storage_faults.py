@@ -23,14 +23,23 @@ from tests.conftest import PASSWORDS, REPO_ROOT, csrf_token
 from tests.scoring_helpers import demo, first_question, post_score, signed_in  # noqa: F401  (demo: fixture)
 
 
+def full_disk_error(dialect: str) -> Exception:
+    """The driver's own error for a full disk: SQLITE_FULL, or PostgreSQL's disk_full (SQLSTATE 53100)."""
+    if dialect == "postgresql":
+        import psycopg
+
+        return psycopg.errors.DiskFull("could not extend file: No space left on device")
+    error = sqlite3.OperationalError("database or disk is full")
+    error.sqlite_errorcode = sqlite3.SQLITE_FULL
+    return error
+
+
 @contextmanager
 def disk_full(app):
-    """Every write statement fails as SQLite fails on a full disk (SQLITE_FULL), reads still work."""
+    """Every write statement fails as the database fails on a full disk, reads still work."""
     def refuse_writes(cursor, statement, parameters, context):
         if statement.lstrip().split(None, 1)[0].upper() in ("INSERT", "UPDATE", "DELETE", "REPLACE"):
-            error = sqlite3.OperationalError("database or disk is full")
-            error.sqlite_errorcode = sqlite3.SQLITE_FULL
-            raise error
+            raise full_disk_error(context.dialect.name)
 
     with app.app_context():
         engine = db.engine
@@ -77,10 +86,16 @@ def test_a_full_disk_answers_a_styled_503_on_pages(demo):  # noqa: F811
 
 
 def read_only_app(app):
-    """The same database, opened read-only (as with a read-only instance folder)."""
+    """The same database, opened read-only (as with a read-only instance folder, or a PostgreSQL standby)."""
     path = os.path.join(app.instance_path, "leval.db")
     with app.app_context():
         db.engine.dispose()
+        url = db.engine.url
+    if url.get_backend_name() == "postgresql":
+        return create_app({"INSTANCE_PATH": app.instance_path, "TESTING": True,
+                           "SQLALCHEMY_DATABASE_URI": url.render_as_string(hide_password=False),
+                           "SQLALCHEMY_ENGINE_OPTIONS": {"connect_args": {
+                               "options": "-c default_transaction_read_only=on"}}})
     return create_app({"INSTANCE_PATH": app.instance_path, "TESTING": True,
                        "SQLALCHEMY_DATABASE_URI": f"sqlite:///file:{path}?mode=ro&uri=true"})
 
@@ -117,6 +132,7 @@ def checkpointed_copy(app, tmp_path):
     return folder
 
 
+@pytest.mark.sqlite_only("a damaged database file")
 def test_healthz_answers_503_for_a_database_damaged_mid_file(demo, tmp_path):  # noqa: F811
     folder = checkpointed_copy(demo, tmp_path)
     size = (folder / "leval.db").stat().st_size
@@ -143,6 +159,7 @@ def start_server(folder, port: int = 5999):
                           capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.sqlite_only("a damaged database file")
 @pytest.mark.parametrize("kind", ["header", "truncated", "mid-file"])
 def test_a_start_on_a_damaged_database_prints_one_clear_line_and_exits_non_zero(demo, tmp_path, kind):  # noqa: F811
     folder = checkpointed_copy(demo, tmp_path)
@@ -179,3 +196,24 @@ def test_a_full_instance_folder_answers_503_on_an_upload_and_stages_nothing(demo
     assert response.headers["Retry-After"]
     staged = os.path.join(demo.instance_path, "uploads", "staging")
     assert not os.path.isdir(staged) or not os.listdir(staged), "neither a manifest nor a payload is left staged"
+
+
+def test_healthz_stays_ok_when_many_requests_probe_at_once(app):
+    """Under load the remembered probe expires for many requests together: none may fail on another's probe."""
+    import threading
+
+    app.config["LEVAL_HEALTH_PROBE_SECONDS"] = 0  # every request probes
+    app.config["LEVAL_HEALTH_INTEGRITY_SECONDS"] = 3600
+    statuses: list[int] = []
+
+    def poll() -> None:
+        client = app.test_client()
+        for _ in range(15):
+            statuses.append(client.get("/healthz").status_code)
+
+    threads = [threading.Thread(target=poll) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert statuses == [200] * 120

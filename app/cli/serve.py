@@ -10,7 +10,8 @@ from flask import Flask, current_app
 from ..services import demo
 from ..services.accounts import ensure_admin
 from ..services.jobs.worker import run_worker, start_workers
-from .database import open_database
+from .database import open_database, startup_lock
+from .processes import serve_inherited, serve_processes
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 5000
@@ -22,7 +23,16 @@ def demo_wanted(no_demo: bool) -> bool:
 
 
 def bootstrap(*, load_demo: bool = True) -> None:
-    """Upgrade the schema (or stop on a damaged database); load the demo only into an empty one; create the first admin."""
+    """Upgrade the schema (or stop on a damaged database); load the demo only into an empty one; create the first admin.
+
+    One process at a time (startup_lock): servers and workers started together on one database
+    migrate once, load the demo once and print the admin's password once.
+    """
+    with startup_lock():
+        _bootstrap(load_demo)
+
+
+def _bootstrap(load_demo: bool) -> None:
     open_database()
     check_migrated_studies()
     if load_demo and demo.database_is_empty():
@@ -76,18 +86,28 @@ def run_server(app: Flask, host: str, port: int, *, debug: bool = False, threads
 @click.option("--threads", default=8, show_default=True, type=int)
 @click.option("--workers", default=None, type=int, help="Job worker threads beside the server (default LEVAL_WORKERS; 0 = none).")
 @click.option("--no-demo", is_flag=True, help="Start empty: never load the demo (also LEVAL_DEMO=0).")
+@click.option("--processes", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="Server processes on the one port (a shared database: PostgreSQL for a lab).")
+@click.option("--listen-fd", default=None, type=int, hidden=True)
 @with_appcontext
-def serve(host: str, port: int, debug: bool, threads: int, workers: int | None, no_demo: bool) -> None:
+def serve(host: str, port: int, debug: bool, threads: int, workers: int | None, no_demo: bool, processes: int,
+          listen_fd: int | None) -> None:
     """Upgrade the database, load the demo into an empty one, start job workers and serve the app."""
-    bootstrap(load_demo=demo_wanted(no_demo))
     app = current_app._get_current_object()
+    if listen_fd is not None:  # a child of --processes: the parent did the rest
+        serve_inherited(app, listen_fd, threads)
+        return
+    bootstrap(load_demo=demo_wanted(no_demo))
     count = app.config["LEVAL_WORKERS"] if workers is None else workers
     # Jobs (metrics, judge runs) execute in this process unless the count is 0.
     consumer = start_workers(app, count)
     if consumer is not None:
         click.echo(f"Started {count} job worker(s).")
     try:
-        run_server(app, host, port, debug=debug, threads=threads)
+        if processes > 1 and not debug:
+            serve_processes(app, host, port, processes, threads)
+        else:
+            run_server(app, host, port, debug=debug, threads=threads)
     finally:
         if consumer is not None:
             consumer.stop()
@@ -98,7 +118,8 @@ def serve(host: str, port: int, debug: bool, threads: int, workers: int | None, 
 @with_appcontext
 def worker(workers: int | None) -> None:
     """Run job workers on their own, without the web server."""
-    open_database()
+    with startup_lock():
+        open_database()
     app = current_app._get_current_object()
     count = max(app.config["LEVAL_WORKERS"] if workers is None else workers, 1)
     click.echo(f"Running {count} job worker(s); Ctrl+C stops.", err=True)

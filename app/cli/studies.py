@@ -9,6 +9,7 @@ from sqlalchemy import select
 
 from ..extensions import db
 from ..models import PredictionFile, Study, System, User
+from ..routing import MAX_DB_ID
 from ..services.studies import deletion, setup
 from ..services.studies.answers import pin_latest
 from ..services.studies.lookup import NoStudy, find_study, require_study, study_rows
@@ -232,7 +233,7 @@ def delete_system_command(name: str, force: bool, yes: bool) -> None:
 def delete_upload_command(file_id: int, force: bool, yes: bool) -> None:
     """Delete one uploaded prediction file (by id) and the predictions it brought."""
     upgrade_database()
-    upload = db.session.get(PredictionFile, file_id) if 0 < file_id < 2 ** 63 else None
+    upload = db.session.get(PredictionFile, file_id) if 0 < file_id <= MAX_DB_ID else None
     if upload is None:
         raise click.BadParameter(f"no upload with id {file_id}")
     _delete(deletion.plan_upload(upload), lambda f: deletion.delete_upload(upload, force=f), yes, force)

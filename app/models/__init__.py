@@ -4,6 +4,7 @@ from .generation import AuthoredPair, GenerationAnswer, GenerationCall, Generati
 from .jobs import Job
 from .judging import JudgePrompt, LLMJudgment
 from .metrics import MetricAggregate, MetricResult
+from .queue import QueueCounter, QueueSchedule, QueueTask, QueueValue
 from .rating import LLMRating, RaterPrompt
 from .scoring import AnnotationRound, QuestionView, Score, ScoreRevision
 from .studies import (
@@ -16,7 +17,7 @@ __all__ = [
     "Answer", "Study", "StudyAnnotator", "StudyAnswer", "StudyAssignment", "StudyHiddenReference", "StudyQuestion",
     "StudySystem", "AnnotationRound", "AuthoredPair", "DataVersion", "Document", "GenerationAnswer", "GenerationCall",
     "GenerationPrompt", "GenerationRun", "Job", "JudgePrompt", "LLMJudgment", "LLMRating", "LoginAttempt", "LvevalItem",
-    "MetricAggregate", "MetricResult", "Prediction", "PredictionFile", "Question", "QuestionView", "RaterPrompt",
+    "MetricAggregate", "MetricResult", "Prediction", "QueueCounter", "QueueSchedule", "QueueTask", "QueueValue", "PredictionFile", "Question", "QuestionView", "RaterPrompt",
     "Reference",
     "Score", "ScoreRevision", "Setting", "System", "UploadBatch", "User",
 ]

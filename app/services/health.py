@@ -37,6 +37,7 @@ class Health:
 @dataclass
 class _Remembered:
     lock: threading.Lock = field(default_factory=threading.Lock)
+    probing: threading.Lock = field(default_factory=threading.Lock)  # one probe at a time per process
     passed_at: dict[str, float] = field(default_factory=dict)
 
 
@@ -54,23 +55,29 @@ def check_storage(*, force: bool = False) -> Health:
     }
     probes = {"database": _read_and_write, "integrity": integrity_problem, "instance": _instance_folder_problem}
     for name, probe in probes.items():
-        now = time.monotonic()
-        with memory.lock:
-            fresh = now - memory.passed_at.get(name, float("-inf")) < intervals[name]
-        if fresh:
+        if _fresh(memory, name, intervals[name]):
             continue
-        try:
-            problem, kind = probe(), "damaged"
-        except (DBAPIError, OSError) as exc:
-            failure = storage_failure(exc)
-            kind = failure.kind if failure else "unavailable"
-            problem = f"{name}: {_one_line(getattr(exc, 'orig', None) or exc)}"
-            _rollback()
-        if problem:
-            return Health(False, problem, kind)
-        with memory.lock:
-            memory.passed_at[name] = time.monotonic()
+        # Under load many requests find the probe stale at once: one probes, the others wait for its result.
+        with memory.probing:
+            if _fresh(memory, name, intervals[name]):
+                continue
+            try:
+                problem, kind = probe(), "damaged"
+            except (DBAPIError, OSError) as exc:
+                failure = storage_failure(exc)
+                kind = failure.kind if failure else "unavailable"
+                problem = f"{name}: {_one_line(getattr(exc, 'orig', None) or exc)}"
+                _rollback()
+            if problem:
+                return Health(False, problem, kind)
+            with memory.lock:
+                memory.passed_at[name] = time.monotonic()
     return Health(True)
+
+
+def _fresh(memory: _Remembered, name: str, interval: float) -> bool:
+    with memory.lock:
+        return time.monotonic() - memory.passed_at.get(name, float("-inf")) < interval
 
 
 def integrity_problem() -> str:
@@ -94,7 +101,8 @@ def _read_and_write() -> str:
 
 def _instance_folder_problem() -> str:
     """Write, flush and remove a small file in the instance folder (sessions' secret, uploads, exports live there)."""
-    path = Path(current_app.instance_path) / PROBE_FILE
+    # A name of this process's own: server processes sharing the instance folder probe at the same time.
+    path = Path(current_app.instance_path) / f"{PROBE_FILE}-{os.getpid()}"
     with open(path, "wb") as handle:
         handle.write(b"ok\n")
         handle.flush()

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import sqlite3
 import statistics
 import sys
 import tempfile
@@ -28,7 +27,7 @@ from pathlib import Path
 
 from common import REPO_ROOT, percentile, print_table, row, shared_or_exit
 
-from tests.support.live import HttpSession, human_eval_questions, prepare_instance
+from tests.support.live import HttpSession, human_eval_questions, instance_database, prepare_instance
 
 
 @dataclass(frozen=True)
@@ -45,7 +44,7 @@ QUICK = Sizes(requests=20, annotators=5, questions_each=1, think=(0.0, 0.05), st
 
 
 def largest_document_question(instance: Path) -> tuple[int, int, int]:
-    with sqlite3.connect(instance / "leval.db") as con:
+    with instance_database(instance) as con:
         return con.execute(
             "SELECT q.id, d.id, d.char_count FROM questions q JOIN documents d ON d.id = q.document_id "
             "WHERE d.collection = 'human_eval' ORDER BY d.char_count DESC, q.position LIMIT 1"
@@ -119,7 +118,7 @@ def concurrent_saves(base_url: str, question_ids: list[int], prefix: str, annota
 
 def lost_writes(instance: Path, acknowledged: dict[tuple[str, int, str], int]) -> int:
     """Acknowledged saves whose value is not what the database holds."""
-    with sqlite3.connect(instance / "leval.db") as con:
+    with instance_database(instance) as con:
         stored = {
             (user, question, label): value
             for user, question, label, value in con.execute(

@@ -55,13 +55,13 @@ def server_env(instance: Path) -> dict:
     return env
 
 
-def start_server(instance: Path, extra_env: dict | None = None) -> LiveServer:
-    """Start `python run.py serve` on a free port and wait for /healthz."""
+def start_server(instance: Path, extra_env: dict | None = None, args: tuple[str, ...] = ()) -> LiveServer:
+    """Start `python run.py serve [args]` on a free port and wait for /healthz."""
     port = free_port()
     env = server_env(instance)
     env.update(extra_env or {})
     process = subprocess.Popen(
-        [sys.executable, "run.py", "serve", "--port", str(port)], cwd=REPO_ROOT, env=env,
+        [sys.executable, "run.py", "serve", "--port", str(port), *args], cwd=REPO_ROOT, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     server = LiveServer(url=f"http://127.0.0.1:{port}", instance=instance, process=process)

@@ -1,7 +1,7 @@
 """In a browser: upload predictions, check the preview, confirm, watch the metrics job finish, open the leaderboard."""
 from __future__ import annotations
 
-import sqlite3
+import json
 import subprocess
 import sys
 
@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from tests.conftest import REPO_ROOT
 from tests.e2e.conftest import screenshot, server_env, sign_in, start_server, stop_server
+from tests.support.live import instance_database
 from tests.support.predictions import demo_file, make_zip
 
 pytestmark = pytest.mark.e2e
@@ -25,9 +26,10 @@ def slow_server(tmp_path):
 
 def run_slowly(server, job_id: str, item_delay: float) -> subprocess.Popen:
     """Give a queued job a per-item delay (a job parameter), so the bar is seen moving; start a worker."""
-    with sqlite3.connect(server.instance / "leval.db") as connection:
-        connection.execute("UPDATE jobs SET params = json_set(params, '$.item_delay', ?) WHERE id = ?",
-                           (item_delay, int(job_id)))
+    with instance_database(server.instance) as connection:
+        (params,) = connection.execute("SELECT params FROM jobs WHERE id = ?", (int(job_id),)).one()
+        params = {**(json.loads(params) if isinstance(params, str) else params), "item_delay": item_delay}
+        connection.execute("UPDATE jobs SET params = ? WHERE id = ?", (json.dumps(params), int(job_id)))
     return subprocess.Popen([sys.executable, "run.py", "worker", "--workers", "1"], cwd=REPO_ROOT,
                             env=server_env(server.instance), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import time
 
 import pytest
@@ -12,6 +11,7 @@ from playwright.sync_api import expect
 
 from tests.support.shared import HUMAN_EVAL, require_shared
 from tests.e2e.conftest import screenshot, sign_in
+from tests.support.live import InstanceDatabase, instance_database
 
 pytestmark = pytest.mark.e2e
 
@@ -44,8 +44,8 @@ def expect_scores(page, values: dict[str, int]) -> None:
         expect(group(page, label).get_by_role("radio", name=str(value), exact=True)).to_be_checked()
 
 
-def database(server) -> sqlite3.Connection:
-    return sqlite3.connect(server.instance / "leval.db")
+def database(server) -> InstanceDatabase:
+    return instance_database(server.instance)
 
 
 def test_score_with_mouse_and_keyboard_and_find_them_after_reload(live_server, page):

@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 
 from app.services.demo import DEMO_PATH
 from tests.e2e.conftest import screenshot, sign_in, start_server, stop_server
-from tests.support.live import ADMIN, SHARED_PASSWORD, HttpSession, prepare_instance
+from tests.support.live import ADMIN, SHARED_PASSWORD, HttpSession, instance_database, prepare_instance
 from tests.support.openai_stub import StubOpenAIServer
 
 pytestmark = pytest.mark.e2e
@@ -180,25 +180,19 @@ def test_hostile_text_is_shown_literally_and_never_runs(hostile_server, browser)
 
 
 def _study(server) -> int:
-    import sqlite3
-
-    with sqlite3.connect(server.instance / "leval.db") as con:
+    with instance_database(server.instance) as con:
         (study_id,) = con.execute("SELECT id FROM studies").fetchone()
     return study_id
 
 
 def _hostile_question(server) -> int:
-    import sqlite3
-
-    with sqlite3.connect(server.instance / "leval.db") as con:
+    with instance_database(server.instance) as con:
         (question_id,) = con.execute("SELECT id FROM questions WHERE instruction = ?", (QUESTION,)).fetchone()
     return question_id
 
 
 def _ids(server) -> tuple[int, int]:
-    import sqlite3
-
-    with sqlite3.connect(server.instance / "leval.db") as con:
+    with instance_database(server.instance) as con:
         (system_id,) = con.execute("SELECT id FROM systems WHERE name = ?", (SYSTEM,)).fetchone()
         (job_id,) = con.execute("SELECT id FROM jobs WHERE kind = 'judge'").fetchone()
     return system_id, job_id
@@ -208,9 +202,7 @@ def _score_a_demo_question(server) -> None:
     """Score every answer of one demo question, so the results pages have the hostile system beside others."""
     session = HttpSession(server.url)
     session.sign_in(USERNAME)
-    import sqlite3
-
-    with sqlite3.connect(server.instance / "leval.db") as con:
+    with instance_database(server.instance) as con:
         (question_id,) = con.execute("SELECT q.id FROM questions q JOIN documents d ON d.id = q.document_id "
                                      "WHERE d.collection = 'human_eval' AND q.instruction != ? ORDER BY q.id", (QUESTION,)
                                      ).fetchone()

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -44,12 +45,18 @@ class HttpSession:
         timing = TIMING_RE.search(response.headers.get("Server-Timing", ""))
         return response.status, data, elapsed, float(timing.group(1)) if timing else None, response.headers
 
-    def sign_in(self, username: str, password: str = SHARED_PASSWORD) -> None:
-        status, page, *_ = self.request("GET", "/login")
-        self.token = CSRF_RE.search(page.decode()).group(1)
-        status, *_ = self.post_form("/login", {"username": username, "password": password})
-        if status != 302:
-            raise RuntimeError(f"sign-in failed for {username}: {status}")
+    def sign_in(self, username: str, password: str = SHARED_PASSWORD, *, patience: float = 30.0) -> None:
+        """Sign in; on 429 (many sign-ins at once from one address, as in a lab behind one NAT) wait and retry."""
+        deadline = time.monotonic() + patience
+        while True:
+            status, page, *_ = self.request("GET", "/login")
+            self.token = CSRF_RE.search(page.decode()).group(1)
+            status, *_ = self.post_form("/login", {"username": username, "password": password})
+            if status == 302:
+                return
+            if status != 429 or time.monotonic() > deadline:
+                raise RuntimeError(f"sign-in failed for {username}: {status}")
+            time.sleep(0.5)
 
     def post_form(self, path: str, fields: dict):
         body = urlencode({**fields, "csrf_token": self.token}).encode()
@@ -136,3 +143,42 @@ def prepare_instance(instance: Path, *, annotators: list[str] = (), demo: bool =
 def human_eval_questions(session: HttpSession) -> list[int]:
     """The question ids an annotator's workload lists, in order (from the finish page)."""
     return sorted({int(q) for q in QUESTION_RE.findall(session.page(f"/annotate/{session.study()}/done"))})
+
+
+def instance_database_url(instance: Path) -> str:
+    """The database a server on `instance` uses: LEVAL_DATABASE_URL (PostgreSQL runs), else the instance's file."""
+    return os.environ.get("LEVAL_DATABASE_URL") or f"sqlite:///{Path(instance) / 'leval.db'}"
+
+
+class InstanceDatabase:
+    """Raw SQL on an instance's database, SQLite or PostgreSQL, with sqlite3's '?' placeholders.
+
+    `with instance_database(path) as con: con.execute(sql, params).fetchall()`; commits on leaving.
+    """
+
+    def __init__(self, url: str):
+        from sqlalchemy import create_engine
+
+        self.engine = create_engine(url)
+        self.connection = self.engine.connect()
+        self.postgres = self.engine.dialect.name == "postgresql"
+
+    def execute(self, sql: str, params: tuple | list = ()):
+        if self.postgres:
+            sql = sql.replace("%", "%%").replace("?", "%s")
+        return self.connection.exec_driver_sql(sql, tuple(params))
+
+    def close(self) -> None:
+        self.connection.commit()
+        self.connection.close()
+        self.engine.dispose()
+
+    def __enter__(self) -> "InstanceDatabase":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def instance_database(instance: Path) -> InstanceDatabase:
+    return InstanceDatabase(instance_database_url(instance))

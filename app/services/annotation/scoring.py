@@ -17,6 +17,7 @@ from ..input_rules import text_problem
 from ...extensions import db
 from ...models import AnnotationRound, Answer, QuestionView, Score, ScoreRevision, Study, StudyAnswer, StudyAssignment
 from ...models.base import utcnow
+from ...routing import MAX_DB_ID
 
 SCORE_VALUES = (1, 2, 3, 4, 5)
 MAX_COMMENT = 4000
@@ -93,8 +94,8 @@ def _strict_int(value: object) -> bool:
 
 def _positive_id(data: dict, key: str) -> int:
     value = data.get(key)
-    # Beyond 2^63 no database holds the id: refuse it here, not with a 500 deeper down.
-    if not _strict_int(value) or not 1 <= value < 2 ** 63:
+    # Beyond MAX_DB_ID no id column holds the id: refuse it here, not with a 500 deeper down.
+    if not _strict_int(value) or not 1 <= value <= MAX_DB_ID:
         raise ScoreError(f"{key} must be a positive integer.", field=key)
     return value
 
@@ -204,12 +205,13 @@ def as_utc(moment: datetime) -> datetime:
 
 def save_score(
     context: SaveContext, answer_id: int, answer_sha256: str, label: str, value: int, comment: str,
-    *, seconds: int | None = None, now: datetime | None = None, _retry: bool = True,
+    *, seconds: int | None = None, now: datetime | None = None, commit: bool = True, _retry: bool = True,
 ) -> SaveResult:
     """Store a score with a revision; the same value and comment again change nothing (safe to retry).
 
     `seconds` is the active time the page measured on the question up to this save (see
     static/js/activetime.js); without it a new score gets 0 and a changed one keeps its time.
+    commit=False leaves the commit to the caller (who reads more in the same transaction first).
     """
     now = now or utcnow()
     current = db.session.execute(_CURRENT, {"round_id": context.round_id, "answer_id": answer_id}).first()
@@ -235,13 +237,15 @@ def save_score(
             score_id=score_id, old_value=old_value, new_value=value, old_comment=old_comment,
             new_comment=comment, changed_at=now,
         ))
-        db.session.commit()
+        if commit:
+            db.session.commit()
     except IntegrityError:
         # A retried request raced its first attempt; read what that one stored and compare again.
         db.session.rollback()
         if not _retry:
             raise
         return save_score(context, answer_id, answer_sha256, label, value, comment, seconds=seconds, now=now,
+                          commit=commit,
                           _retry=False)
     return SaveResult(True, value, comment, seconds, now)
 
@@ -314,9 +318,12 @@ def save_from_request(annotator_id: int, data: object) -> dict:
     if sha != payload.answer_sha256:
         # The study moved to another version since the page loaded: never file a score under text it was not given for.
         raise ScoreError(ANSWER_CHANGED.format(label=payload.label), status=409, reload=True)
+    # Progress is read in the save's own transaction, before its commit: one connection and
+    # transaction per save (each is a round trip on a database server).
     result = save_score(context, answer_id, sha, payload.label, payload.value, payload.comment,
-                        seconds=payload.seconds)
+                        seconds=payload.seconds, commit=False)
     progress = progress_after_save(context, payload.question_id)
+    db.session.commit()
     return {
         "saved": True, "changed": result.changed, "label": payload.label, "value": result.value,
         "comment": result.comment, "saved_at": as_utc(result.saved_at).isoformat(timespec="seconds"),

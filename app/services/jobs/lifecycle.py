@@ -114,23 +114,37 @@ def resume_job(job: Job) -> Job:
 
 
 def recover_jobs(*, at_start: bool = False) -> list[int]:
-    """Re-queue running jobs whose worker died (stale heartbeat, or a dead local pid) and re-enqueue queued ones."""
+    """Re-queue running jobs whose worker died (stale heartbeat, or a dead local pid) and re-enqueue queued ones.
+
+    Several processes recover at once (every server and worker, each minute): each job is
+    re-queued with a compare-and-set on the worker and heartbeat it was seen with, so a job that
+    another process recovered and a worker claimed meanwhile is left running, never queued twice.
+    """
     stale_after = timedelta(seconds=current_app.config.get("LEVAL_JOB_STALE_SECONDS", 30))
     cutoff = utcnow() - stale_after
-    running = db.session.scalars(select(Job).where(Job.status == "running")).all()
+    running = db.session.execute(
+        select(Job.id, Job.worker_id, Job.heartbeat_at, Job.attempts).where(Job.status == "running")
+    ).all()
+    db.session.commit()
     recovered = []
-    for job in running:
-        heartbeat = job.heartbeat_at
+    for job_id, worker_id, seen_heartbeat, attempts in running:
+        heartbeat = seen_heartbeat
         if heartbeat is not None and heartbeat.tzinfo is None:  # SQLite drops the zone
             heartbeat = heartbeat.replace(tzinfo=cutoff.tzinfo)
-        if heartbeat is None or heartbeat < cutoff or _local_worker_is_dead(job.worker_id):
-            job.status, job.message = "queued", f"Re-queued after its worker stopped (attempt {job.attempts})"
-            recovered.append(job.id)
-    db.session.commit()
+        if heartbeat is None or heartbeat < cutoff or _local_worker_is_dead(worker_id):
+            same_claim = Job.heartbeat_at.is_(None) if seen_heartbeat is None else Job.heartbeat_at == seen_heartbeat
+            result = db.session.execute(
+                update(Job)
+                .where(Job.id == job_id, Job.status == "running", Job.attempts == attempts, same_claim)
+                .values(status="queued", message=f"Re-queued after its worker stopped (attempt {attempts})")
+            )
+            db.session.commit()
+            if result.rowcount == 1:
+                recovered.append(job_id)
     stmt = select(Job.id).where(Job.status == "queued")
     if not at_start:
         stmt = stmt.where(Job.id.in_(recovered))
-    for job_id in db.session.scalars(stmt):
+    for job_id in db.session.scalars(stmt).all():
         _enqueue(job_id)
     return recovered
 

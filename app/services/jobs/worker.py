@@ -1,4 +1,5 @@
-"""The huey queue behind jobs: SQLite in the instance folder by default, Redis by configuration."""
+"""The huey queue behind jobs: huey's SQLite file in the instance folder beside a SQLite database, the
+database itself beside PostgreSQL (processes on several machines share it), or Redis by configuration."""
 from __future__ import annotations
 
 import logging
@@ -8,7 +9,7 @@ import traceback
 from flask import Flask
 from huey import RedisHuey, SqliteHuey, crontab
 from huey.consumer import Consumer
-from sqlalchemy import update
+from sqlalchemy import make_url, update
 
 from ...extensions import db
 from ...models import Job
@@ -23,8 +24,13 @@ HEARTBEAT_SECONDS = 5.0
 def make_huey(app: Flask):
     """Create the app's huey instance and register the job task on it."""
     url = app.config.get("LEVAL_QUEUE_URL") or ""
+    database = app.config["SQLALCHEMY_DATABASE_URI"]
     if url.startswith("redis://"):
         huey = RedisHuey("leval", url=url, results=False)
+    elif make_url(database).get_backend_name() == "postgresql":
+        from .database_queue import DatabaseHuey
+
+        huey = DatabaseHuey("leval", url=database, results=False)
     else:
         huey = SqliteHuey("leval", filename=app.config["QUEUE_PATH"], results=False, timeout=30)
 
