@@ -1,13 +1,13 @@
 """Judge prompt versions stored as JudgePrompt rows; an edit adds a version, never rewrites one."""
 from __future__ import annotations
 
-from sqlalchemy import func, select
-from sqlalchemy.exc import IntegrityError
-
 from ...extensions import db
 from ...models import JudgePrompt
 from ...judge import DEFAULT_TEMPLATE, PromptTemplate, validate_template
 from ...judge.profiles import LEVAL, PROFILES, get_profile
+from ..prompt_versions import (
+    add_next_version, all_versions, find_version, newest_version, normalise_newlines, seed_version,
+)
 
 
 class PromptError(ValueError):
@@ -21,18 +21,8 @@ def as_template(prompt: JudgePrompt) -> PromptTemplate:
 
 
 def _ensure(template: PromptTemplate) -> JudgePrompt:
-    existing = _version(template.name, template.version)
-    if existing is not None:
-        return existing
-    prompt = JudgePrompt(name=template.name, version=template.version, system_text=template.system,
-                         user_template=template.user_template)
-    db.session.add(prompt)
-    try:
-        db.session.commit()
-    except IntegrityError:  # another process seeded it first
-        db.session.rollback()
-        return _version(template.name, template.version)
-    return prompt
+    return seed_version(JudgePrompt, template.name, template.version, system_text=template.system,
+                        user_template=template.user_template)
 
 
 def ensure_default_prompt() -> JudgePrompt:
@@ -56,24 +46,16 @@ def is_fixed(prompt: JudgePrompt) -> bool:
     return any(p.template is not None and p.template.name == prompt.name for p in PROFILES.values())
 
 
-def _version(name: str, version: int) -> JudgePrompt | None:
-    return db.session.scalars(
-        select(JudgePrompt).where(JudgePrompt.name == name, JudgePrompt.version == version)
-    ).first()
-
-
 def list_prompts() -> list[JudgePrompt]:
     """Return every prompt version, newest first within each name."""
     ensure_default_prompt()
-    return list(db.session.scalars(select(JudgePrompt).order_by(JudgePrompt.name, JudgePrompt.version.desc())))
+    return all_versions(JudgePrompt)
 
 
 def current_prompt(name: str = DEFAULT_TEMPLATE.name) -> JudgePrompt:
     """Return the newest version of a prompt (the default one unless named)."""
     ensure_default_prompt()
-    prompt = db.session.scalars(
-        select(JudgePrompt).where(JudgePrompt.name == name).order_by(JudgePrompt.version.desc()).limit(1)
-    ).first()
+    prompt = newest_version(JudgePrompt, name)
     if prompt is None:
         raise PromptError(f"no prompt named {name!r}")
     return prompt
@@ -87,7 +69,7 @@ def get_prompt(prompt_id: int) -> JudgePrompt | None:
 def prompt_by_version(version: int, name: str = DEFAULT_TEMPLATE.name) -> JudgePrompt:
     """Return one version of a prompt, or raise PromptError."""
     ensure_default_prompt()
-    prompt = _version(name, version)
+    prompt = find_version(JudgePrompt, name, version)
     if prompt is None:
         raise PromptError(f"prompt {name!r} has no version {version}")
     return prompt
@@ -99,8 +81,8 @@ def create_version(base: JudgePrompt, *, system_text: str, user_template: str,
     if is_fixed(base):
         raise PromptError(f"{base.name} is L-Eval's prompt, used verbatim by the leval profile; "
                           "edit the default prompt instead")
-    system_text = system_text.replace("\r\n", "\n").strip()
-    user_template = user_template.replace("\r\n", "\n").strip()
+    system_text = normalise_newlines(system_text).strip()
+    user_template = normalise_newlines(user_template).strip()
     candidate = PromptTemplate(base.name, base.version, system_text, user_template)
     try:
         validate_template(candidate)
@@ -108,13 +90,8 @@ def create_version(base: JudgePrompt, *, system_text: str, user_template: str,
         raise PromptError(str(exc)) from None
     if candidate.fingerprint() == as_template(base).fingerprint():
         raise PromptError("nothing changed: the edit is identical to the version it started from")
-    latest = db.session.scalar(select(func.max(JudgePrompt.version)).where(JudgePrompt.name == base.name)) or 0
-    prompt = JudgePrompt(name=base.name, version=latest + 1, system_text=system_text,
-                         user_template=user_template, created_by_id=user_id)
-    db.session.add(prompt)
-    try:
-        db.session.commit()
-    except IntegrityError:
-        db.session.rollback()
-        raise PromptError("someone saved another version at the same time; reload and try again") from None
+    prompt = add_next_version(JudgePrompt, base.name, system_text=system_text, user_template=user_template,
+                              created_by_id=user_id)
+    if prompt is None:
+        raise PromptError("someone saved another version at the same time; reload and try again")
     return prompt

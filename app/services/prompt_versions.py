@@ -1,0 +1,63 @@
+"""Versioned prompts of every kind (judge, rater, generation): seeded once, numbered per name, never rewritten.
+
+Each kind keeps its own table (JudgePrompt, RaterPrompt, GenerationPrompt), all with `name` and `version`
+columns unique together; this module owns how such rows are found, seeded and added.
+"""
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+
+from ..extensions import db
+
+Row = TypeVar("Row")
+
+
+def find_version(model: type[Row], name: str, version: int) -> Row | None:
+    """Return one version of a named prompt, or None."""
+    return db.session.scalars(select(model).where(model.name == name, model.version == version)).first()
+
+
+def newest_version(model: type[Row], name: str) -> Row | None:
+    """Return the highest version of a named prompt, or None."""
+    return db.session.scalars(select(model).where(model.name == name).order_by(model.version.desc()).limit(1)).first()
+
+
+def all_versions(model: type[Row]) -> list[Row]:
+    """Return every version, newest first within each name."""
+    return list(db.session.scalars(select(model).order_by(model.name, model.version.desc())))
+
+
+def seed_version(model: type[Row], name: str, version: int, **fields: Any) -> Row:
+    """Return a shipped version, storing it on first use (another process may store it first)."""
+    existing = find_version(model, name, version)
+    if existing is not None:
+        return existing
+    row = model(name=name, version=version, **fields)
+    db.session.add(row)
+    try:
+        db.session.commit()
+    except IntegrityError:  # another process seeded it first
+        db.session.rollback()
+        return find_version(model, name, version)
+    return row
+
+
+def add_next_version(model: type[Row], name: str, **fields: Any) -> Row | None:
+    """Store the next version of a named prompt; None when another edit took that number at the same time."""
+    number = (db.session.scalar(select(func.max(model.version)).where(model.name == name)) or 0) + 1
+    row = model(name=name, version=number, **fields)
+    db.session.add(row)
+    try:
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        return None
+    return row
+
+
+def normalise_newlines(text: str) -> str:
+    """Browsers send CRLF; versions are compared and stored with LF."""
+    return text.replace("\r\n", "\n")
