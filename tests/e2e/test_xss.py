@@ -138,7 +138,7 @@ def test_hostile_text_is_shown_literally_and_never_runs(hostile_server, browser)
         with page.expect_response(lambda r: r.url.endswith("/annotate/api/score") and r.ok):
             page.locator("textarea.comment").first.fill(COMMENT)
             page.locator("textarea.comment").first.blur()
-        page.reload()
+        page.reload(wait_until="domcontentloaded")  # the value check below waits for the comment itself
         expect(page.locator("textarea.comment").first).to_have_value(COMMENT)
         assert_nothing_ran(page, QUESTION, ANSWER)
         screenshot(page, "xss-question-page")
