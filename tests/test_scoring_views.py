@@ -90,6 +90,31 @@ def test_save_is_validated_idempotent_and_reports_progress(demo):
         assert db.session.scalar(select(func.count(ScoreRevision.id))) == 1
 
 
+def test_each_save_moves_the_scores_version_that_keys_the_results_cache(demo):
+    """Saves run as statements on the session's connection; the version bump must still see them."""
+    from app.services.data_versions import current_versions
+
+    def scores_version() -> int:
+        with demo.app_context():
+            return dict(current_versions()).get("scores", 0)
+
+    client, auth = signed_in(demo)
+    token = auth.token()
+    question_id = first_question(client)
+    before = scores_version()
+    assert post_score(client, token, question_id=question_id, label="A", value=2).status_code == 200
+    assert scores_version() == before + 1
+    assert post_score(client, token, question_id=question_id, label="A", value=2).get_json()["changed"] is False
+    assert scores_version() == before + 1  # nothing written, nothing to invalidate
+    assert post_score(client, token, question_id=question_id, label="A", value=5, comment="sure").status_code == 200
+    assert scores_version() == before + 2
+    with demo.app_context():
+        revisions = db.session.execute(
+            select(ScoreRevision.old_value, ScoreRevision.new_value, ScoreRevision.old_comment, ScoreRevision.new_comment)
+            .order_by(ScoreRevision.id)).all()
+    assert [tuple(r) for r in revisions] == [(None, 2, None, ""), (2, 5, "", "sure")]
+
+
 def test_save_stores_the_active_seconds_the_page_reports(demo):
     client, auth = signed_in(demo)
     token = auth.token()
@@ -277,3 +302,48 @@ def test_no_system_name_reaches_the_annotator_on_leval_data(app, shared_leval):
     assert "Claude-100k reference" in everything
     leaked = [name for name in names if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", everything)]
     assert not leaked, f"system names reached the annotator: {leaked}"
+
+
+def test_simultaneous_saves_in_one_process_queue_for_the_write_instead_of_failing(request, monkeypatch):
+    """Eight annotators' threads save at once with no busy wait at all: none may meet a locked database."""
+    import threading
+
+    monkeypatch.setenv("LEVAL_BUSY_TIMEOUT_MS", "0")  # every connection of this app: SQLite answers 'locked' at once
+    app = request.getfixturevalue("demo")
+    from app.services.accounts import create_user
+
+    names = [f"parallel{i}" for i in range(8)]
+    with app.app_context():
+        for name in names:
+            create_user(name, "parallel-pass-123", "annotator")
+    sessions = []
+    for name in names:  # signed in and shown the question one after another: only the saves run at once
+        client = app.test_client()
+        auth = AuthActions(client)
+        assert auth.login(name, "parallel-pass-123").status_code == 302
+        question_id = first_question(client)
+        page = client.get(question_url(client, question_id)).get_data(as_text=True)
+        sessions.append((client, auth.token(), question_id, sorted(re.findall(r'data-label="([A-Z]+)"', page))))
+    statuses: list[int] = []
+    lock = threading.Lock()
+    ready = threading.Barrier(len(names), timeout=60)
+
+    def annotate(client, token: str, question_id: int, labels: list[str]) -> None:
+        ready.wait()
+        for step in range(24):
+            try:
+                status = post_score(client, token, question_id=question_id, label=labels[step % len(labels)],
+                                    value=1 + step % 5).status_code
+            except Exception as exc:  # noqa: BLE001 (TESTING lets a 500's exception through: count it as one)
+                status = repr(exc)
+            with lock:
+                statuses.append(status)
+
+    threads = [threading.Thread(target=annotate, args=session) for session in sessions]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert statuses == [200] * (len(names) * 24)
+    with app.app_context():
+        assert db.session.scalar(select(func.count(ScoreRevision.id))) == len(names) * 24

@@ -26,6 +26,11 @@ def _remember(session: Session, table_names) -> None:
         session.info.setdefault(_TOUCHED, set()).update(names)
 
 
+def note_written(*table_names: str) -> None:
+    """Count tables written by statements on the session's connection, which the session's events do not see."""
+    _remember(db.session(), table_names)
+
+
 def _table_name(obj) -> str | None:
     return getattr(getattr(obj, "__table__", None), "name", None)
 

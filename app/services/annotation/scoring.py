@@ -13,7 +13,9 @@ from datetime import datetime, timezone
 from sqlalchemy import and_, bindparam, case, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
+from ..data_versions import note_written
 from ..input_rules import text_problem
+from ..writers import one_writer
 from ...extensions import db
 from ...models import AnnotationRound, Answer, QuestionView, Score, ScoreRevision, Study, StudyAnswer, StudyAssignment
 from ...models.base import utcnow
@@ -156,36 +158,54 @@ _CONTEXT = (
         AnnotationRound.status == "open", Study.status == "open", QuestionView.question_id == bindparam("question_id"),
     )
 )
-_CURRENT = select(Score.id, Score.value, Score.comment).where(
-    Score.round_id == bindparam("round_id"), Score.answer_id == bindparam("answer_id")
-)
 _OPEN_ROUND_NUMBER = select(AnnotationRound.number).where(
     AnnotationRound.study_id == bindparam("study_id"), AnnotationRound.annotator_id == bindparam("annotator_id"),
     AnnotationRound.status == "open",
 )
+# The answer in one slot of an order, with the round's score on it (none without a round): the
+# save reads both in one round trip.
 _SHOWN_ANSWER = (
-    select(Answer.id, Answer.sha256).join(StudyAnswer, StudyAnswer.answer_id == Answer.id)
+    select(Answer.id, Answer.sha256, Score.id, Score.value, Score.comment)
+    .join(StudyAnswer, StudyAnswer.answer_id == Answer.id)
+    .outerjoin(Score, and_(Score.answer_id == Answer.id, Score.round_id == bindparam("round_id")))
     .where(StudyAnswer.id == bindparam("slot_id"), StudyAnswer.study_id == bindparam("study_id"),
            StudyAnswer.excluded.is_(False))
 )
+_CURRENT = select(Score.id, Score.value, Score.comment).where(
+    Score.round_id == bindparam("round_id"), Score.answer_id == bindparam("answer_id")
+)
+_INSERT_SCORE = insert(Score).returning(Score.id)
+_INSERT_REVISION = insert(ScoreRevision)
+_SCORE_CHANGES = {"value": bindparam("new_value"), "comment": bindparam("new_comment"),
+                  "answer_label": bindparam("new_label"), "updated_at": bindparam("now")}
+_UPDATE_SCORE = update(Score).where(Score.id == bindparam("score_id")).values(**_SCORE_CHANGES)
+_UPDATE_SCORE_AND_TIME = update(Score).where(Score.id == bindparam("score_id")).values(
+    **_SCORE_CHANGES, seconds_spent=bindparam("new_seconds"))
+
+
+def _execute(statement, parameters: dict):
+    """Run a built statement on the session's connection: Core execution, without the ORM's per-statement cost."""
+    return db.session.connection().execute(statement, parameters)
 
 
 def load_save_context(annotator_id: int, study_id: int, question_id: int) -> SaveContext | None:
     """The annotator's open round in an open study and its view of the question, or None."""
-    found = db.session.execute(
-        _CONTEXT, {"annotator_id": annotator_id, "study_id": study_id, "question_id": question_id}
-    ).first()
+    found = _execute(_CONTEXT, {"annotator_id": annotator_id, "study_id": study_id, "question_id": question_id}).first()
     if found is None:
         return None
     return SaveContext(found[0], found[1], annotator_id, study_id, list(found[2]))
 
 
-def resolve_in_order(order: list[int], study_id: int, label: str) -> tuple[int, str] | None:
-    """(answer id, its sha256) shown behind a label in this order now, or None."""
+def _shown_row(order: list[int], study_id: int, label: str, round_id: int | None):
     index = label_index(label)
     if index is None or index >= len(order):
         return None
-    found = db.session.execute(_SHOWN_ANSWER, {"slot_id": order[index], "study_id": study_id}).first()
+    return _execute(_SHOWN_ANSWER, {"slot_id": order[index], "study_id": study_id, "round_id": round_id}).first()
+
+
+def resolve_in_order(order: list[int], study_id: int, label: str) -> tuple[int, str] | None:
+    """(answer id, its sha256) shown behind a label in this order now, or None."""
+    found = _shown_row(order, study_id, label, None)
     return (found[0], found[1]) if found else None
 
 
@@ -203,50 +223,58 @@ def as_utc(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
+_UNREAD = object()  # save_score reads the current score itself
+
+
 def save_score(
     context: SaveContext, answer_id: int, answer_sha256: str, label: str, value: int, comment: str,
-    *, seconds: int | None = None, now: datetime | None = None, commit: bool = True, _retry: bool = True,
+    *, seconds: int | None = None, now: datetime | None = None, commit: bool = True, current=_UNREAD,
+    _retry: bool = True,
 ) -> SaveResult:
     """Store a score with a revision; the same value and comment again change nothing (safe to retry).
 
     `seconds` is the active time the page measured on the question up to this save (see
     static/js/activetime.js); without it a new score gets 0 and a changed one keeps its time.
-    commit=False leaves the commit to the caller (who reads more in the same transaction first).
+    `current` is the round's (score id, value, comment) on the answer when the caller has read it,
+    None for no score. commit=False leaves the commit to the caller (who reads more in the same
+    transaction first).
     """
     now = now or utcnow()
-    current = db.session.execute(_CURRENT, {"round_id": context.round_id, "answer_id": answer_id}).first()
-    if current is not None and current.value == value and current.comment == comment:
+    if current is _UNREAD:
+        current = _execute(_CURRENT, {"round_id": context.round_id, "answer_id": answer_id}).first()
+    if current is not None and current[1] == value and current[2] == comment:
         return SaveResult(False, value, comment, seconds, now)
     try:
-        if current is None:
-            score_id = db.session.execute(
-                insert(Score).values(
-                    round_id=context.round_id, annotator_id=context.annotator_id, answer_id=answer_id,
-                    answer_sha256=answer_sha256, value=value, comment=comment, answer_label=label,
-                    seconds_spent=float(seconds or 0), created_at=now, updated_at=now,
-                ).returning(Score.id)
-            ).scalar_one()
-            old_value, old_comment = None, None
-        else:
-            score_id, old_value, old_comment = current
-            changes = {"value": value, "comment": comment, "answer_label": label, "updated_at": now}
-            if seconds is not None:
-                changes["seconds_spent"] = float(seconds)
-            db.session.execute(update(Score).where(Score.id == score_id).values(**changes))
-        db.session.execute(insert(ScoreRevision).values(
-            score_id=score_id, old_value=old_value, new_value=value, old_comment=old_comment,
-            new_comment=comment, changed_at=now,
-        ))
-        if commit:
-            db.session.commit()
+        with one_writer():
+            if current is None:
+                score_id = _execute(_INSERT_SCORE, {
+                    "round_id": context.round_id, "annotator_id": context.annotator_id, "answer_id": answer_id,
+                    "answer_sha256": answer_sha256, "value": value, "comment": comment, "answer_label": label,
+                    "seconds_spent": float(seconds or 0), "created_at": now, "updated_at": now,
+                }).scalar_one()
+                old_value, old_comment = None, None
+            else:
+                score_id, old_value, old_comment = current
+                changes = {"score_id": score_id, "new_value": value, "new_comment": comment, "new_label": label,
+                           "now": now}
+                if seconds is None:
+                    _execute(_UPDATE_SCORE, changes)
+                else:
+                    _execute(_UPDATE_SCORE_AND_TIME, {**changes, "new_seconds": float(seconds)})
+            _execute(_INSERT_REVISION, {
+                "score_id": score_id, "old_value": old_value, "new_value": value, "old_comment": old_comment,
+                "new_comment": comment, "changed_at": now,
+            })
+            note_written(Score.__tablename__)  # Core writes: tell the results cache's versions
+            if commit:
+                db.session.commit()
     except IntegrityError:
         # A retried request raced its first attempt; read what that one stored and compare again.
         db.session.rollback()
         if not _retry:
             raise
         return save_score(context, answer_id, answer_sha256, label, value, comment, seconds=seconds, now=now,
-                          commit=commit,
-                          _retry=False)
+                          commit=commit, _retry=False)
     return SaveResult(True, value, comment, seconds, now)
 
 
@@ -288,7 +316,7 @@ _PROGRESS = _progress_statement()
 
 
 def progress_after_save(context: SaveContext, question_id: int) -> Progress:
-    (total, question_total), (done, question_scored) = db.session.execute(_PROGRESS, {
+    (total, question_total), (done, question_scored) = _execute(_PROGRESS, {
         "round_id": context.round_id, "question_id": question_id, "study_id": context.study_id,
         "user_id": context.annotator_id,
     }).all()
@@ -304,26 +332,28 @@ def save_from_request(annotator_id: int, data: object) -> dict:
     payload = parse_score_payload(data)
     context = load_save_context(annotator_id, payload.study_id, payload.question_id)
     if context is None:
-        current = db.session.scalar(_OPEN_ROUND_NUMBER, {"annotator_id": annotator_id, "study_id": payload.study_id})
+        current = _execute(_OPEN_ROUND_NUMBER, {"annotator_id": annotator_id, "study_id": payload.study_id}).scalar()
         if current is None or payload.round_number not in (None, current):
             raise ScoreError(STARTED_OVER, status=409, reload=True)
         raise ScoreError("This question is not open in your current round. Reload the page.", status=409, reload=True)
     if payload.round_number is not None and payload.round_number != context.round_number:
         raise ScoreError(STARTED_OVER, status=409, reload=True)
-    shown = resolve_in_order(context.order, context.study_id, payload.label)
+    shown = _shown_row(context.order, context.study_id, payload.label, context.round_id)
     if shown is None:
         raise ScoreError(f"Answer {payload.label} is not part of this question any more. Reload the page.",
                          status=409, reload=True)
-    answer_id, sha = shown
+    answer_id, sha, score_id, value, comment = shown
     if sha != payload.answer_sha256:
         # The study moved to another version since the page loaded: never file a score under text it was not given for.
         raise ScoreError(ANSWER_CHANGED.format(label=payload.label), status=409, reload=True)
     # Progress is read in the save's own transaction, before its commit: one connection and
     # transaction per save (each is a round trip on a database server).
-    result = save_score(context, answer_id, sha, payload.label, payload.value, payload.comment,
-                        seconds=payload.seconds, commit=False)
-    progress = progress_after_save(context, payload.question_id)
-    db.session.commit()
+    with one_writer():
+        result = save_score(context, answer_id, sha, payload.label, payload.value, payload.comment,
+                            seconds=payload.seconds, commit=False,
+                            current=None if score_id is None else (score_id, value, comment))
+        progress = progress_after_save(context, payload.question_id)
+        db.session.commit()
     return {
         "saved": True, "changed": result.changed, "label": payload.label, "value": result.value,
         "comment": result.comment, "saved_at": as_utc(result.saved_at).isoformat(timespec="seconds"),
