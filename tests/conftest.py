@@ -76,6 +76,7 @@ def migrated_template(tmp_path_factory, postgres_server):
     url = postgres_server.create(name)
     _build_template({"INSTANCE_PATH": instance, "SQLALCHEMY_DATABASE_URI": url})
     yield name
+    postgres_server.forget_spares(name)
     postgres_server.drop(name)
 
 
@@ -88,11 +89,10 @@ def test_database(request, monkeypatch, postgres_server):
     if postgres_server is None or "app" in request.fixturenames:
         yield None
         return
-    name = postgres_server.new_name()
-    url = postgres_server.create(name)
+    name, url = postgres_server.fresh()
     monkeypatch.setenv("LEVAL_DATABASE_URL", url)
     yield url
-    postgres_server.drop(name)
+    postgres_server.discard(name)
 
 
 @pytest.fixture
@@ -109,8 +109,7 @@ def migrated_copy(migrated_template, postgres_server, monkeypatch):
         if postgres_server is None:
             shutil.copy(migrated_template, instance / "leval.db")
             return {"INSTANCE_PATH": instance}
-        name = postgres_server.new_name()
-        url = postgres_server.create(name, template=migrated_template)
+        name, url = postgres_server.fresh(migrated_template)
         if not created:
             monkeypatch.setenv("LEVAL_DATABASE_URL", url)
         created.append(name)
@@ -118,7 +117,7 @@ def migrated_copy(migrated_template, postgres_server, monkeypatch):
 
     yield copy
     for name in created:
-        postgres_server.drop(name)
+        postgres_server.discard(name)
 
 
 @pytest.fixture

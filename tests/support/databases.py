@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from sqlalchemy import create_engine, make_url, text
 from sqlalchemy.engine import URL
@@ -27,13 +28,20 @@ def on_postgres() -> bool:
 
 
 class PostgresServer:
-    """Create and drop whole databases on one server, through its maintenance database."""
+    """Create and drop whole databases on one server, through its maintenance database.
+
+    `fresh` hands out copies of a template that does not change (the migrated template, the
+    empty template0) made ahead of need, and `discard` drops in the background: one helper thread
+    does both while the tests run, so a test waits for neither.
+    """
 
     def __init__(self, url: str):
         self.url: URL = make_url(url)
         if self.url.get_backend_name() != "postgresql":
             raise ValueError(f"{TEST_URL_VARIABLE} must be a postgresql+psycopg:// URL, not {self.url.drivername}")
         self.engine = create_engine(self.url, isolation_level="AUTOCOMMIT", pool_size=1, max_overflow=2)
+        self._helper: ThreadPoolExecutor | None = None
+        self._spares: dict[str | None, tuple[str, Future]] = {}
 
     def new_name(self, kind: str = "t") -> str:
         return f"leval_{kind}_{os.getpid()}_{next(_names)}"
@@ -52,7 +60,41 @@ class PostgresServer:
         with self.engine.connect() as connection:
             connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
+    def _in_background(self, work, *args) -> Future:
+        if self._helper is None:
+            self._helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="test-databases")
+        return self._helper.submit(work, *args)
+
+    def fresh(self, template: str | None = None) -> tuple[str, str]:
+        """(name, URL) of a new copy of `template` (else empty), which must not change while copies are made."""
+        spare = self._spares.pop(template, None)
+        if spare is None:
+            name = self.new_name()
+            url = self.create(name, template)
+        else:
+            name, made = spare
+            url = made.result()
+        following = self.new_name()
+        self._spares[template] = (following, self._in_background(self.create, following, template))
+        return name, url
+
+    def discard(self, name: str) -> None:
+        """Drop database `name` in the background."""
+        self._in_background(self.drop, name)
+
+    def forget_spares(self, template: str | None) -> None:
+        """Drop the copy made ahead of `template` (before the template itself is dropped)."""
+        spare = self._spares.pop(template, None)
+        if spare is not None:
+            spare[1].result()
+            self.drop(spare[0])
+
     def dispose(self) -> None:
+        for template in list(self._spares):
+            self.forget_spares(template)
+        if self._helper is not None:
+            self._helper.shutdown(wait=True)  # the last drops finish before the engine goes
+            self._helper = None
         self.engine.dispose()
 
 
