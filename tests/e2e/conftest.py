@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -108,11 +109,54 @@ def stop_server(server: LiveServer) -> None:
         server.process.wait()
 
 
+@dataclass(frozen=True)
+class FirstRun:
+    instance: Path
+    admin_user: str
+    admin_password: str
+    database: str | None  # the PostgreSQL database it wrote (a template for copies), None on SQLite
+
+
+@pytest.fixture(scope="session")
+def first_run(tmp_path_factory, postgres_server):
+    """One real first run of `run.py serve` (migrations, the demo, the printed admin), kept to be copied."""
+    instance = tmp_path_factory.mktemp("first-run") / "instance"
+    database, extra = None, {}
+    if postgres_server is not None:
+        database = postgres_server.new_name("firstrun")
+        extra["LEVAL_DATABASE_URL"] = postgres_server.create(database)
+    server = start_server(instance, extra)
+    stop_server(server)
+    assert server.admin_user and server.admin_password, "".join(server.output)
+    yield FirstRun(instance, server.admin_user, server.admin_password, database)
+    if database is not None:
+        postgres_server.forget_spares(database)
+        postgres_server.drop(database)
+
+
 @pytest.fixture
-def live_server(tmp_path):
+def first_run_server(tmp_path):
+    """A server started on an empty instance: a real first run."""
     server = start_server(tmp_path / "instance")
     yield server
     stop_server(server)
+
+
+@pytest.fixture
+def live_server(tmp_path, first_run, postgres_server, monkeypatch):
+    """A server on a copy of the first run's instance and database: the state a first run leaves, without one."""
+    instance = tmp_path / "instance"
+    shutil.copytree(first_run.instance, instance)
+    copy = None
+    if first_run.database is not None:
+        copy, url = postgres_server.fresh(first_run.database)
+        monkeypatch.setenv("LEVAL_DATABASE_URL", url)  # the server, its CLI and the test's own reads
+    server = start_server(instance)
+    server.admin_user, server.admin_password = first_run.admin_user, first_run.admin_password
+    yield server
+    stop_server(server)
+    if copy is not None:
+        postgres_server.discard(copy)
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,8 @@ from tests.support.live import instance_database_url
 pytestmark = pytest.mark.e2e
 
 
-def test_first_run_serves_demo_and_admin_can_sign_in(live_server, page):
+def test_first_run_serves_demo_and_admin_can_sign_in(first_run_server, page):
+    live_server = first_run_server
     assert live_server.admin_user == "admin" and len(live_server.admin_password) >= 12
     result = live_server.cli("summary", "--json")
     assert result.returncode == 0, f"summary failed:\n{result.stderr}"
