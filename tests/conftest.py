@@ -16,7 +16,7 @@ from sqlalchemy import make_url
 from app import create_app
 from app.extensions import db
 from app.services.accounts import create_user
-from tests.support.databases import PostgresServer, on_postgres, test_server_url
+from tests.support.databases import PostgresServer, on_postgres, quiet_resets_on_dropped_databases, test_server_url
 from tests.support.live import CSRF_RE
 from tests.support.openai_stub import StubOpenAIServer
 from tests.support.predictions import load_demo_data
@@ -46,6 +46,7 @@ def postgres_server():
     if not on_postgres():
         yield None
         return
+    quiet_resets_on_dropped_databases()
     server = PostgresServer(test_server_url())
     yield server
     server.dispose()
