@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 from ..extensions import db
 
-_LOCK = threading.RLock()  # re-entrant: a save holds it, and so does the request around it
+_LOCK = threading.Lock()
 
 
 @contextmanager

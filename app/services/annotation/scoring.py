@@ -10,7 +10,7 @@ import string
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from sqlalchemy import and_, bindparam, case, func, insert, or_, select, update
+from sqlalchemy import Float, and_, bindparam, case, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ..data_versions import note_written
@@ -176,11 +176,11 @@ _CURRENT = select(Score.id, Score.value, Score.comment).where(
 )
 _INSERT_SCORE = insert(Score).returning(Score.id)
 _INSERT_REVISION = insert(ScoreRevision)
-_SCORE_CHANGES = {"value": bindparam("new_value"), "comment": bindparam("new_comment"),
-                  "answer_label": bindparam("new_label"), "updated_at": bindparam("now")}
-_UPDATE_SCORE = update(Score).where(Score.id == bindparam("score_id")).values(**_SCORE_CHANGES)
-_UPDATE_SCORE_AND_TIME = update(Score).where(Score.id == bindparam("score_id")).values(
-    **_SCORE_CHANGES, seconds_spent=bindparam("new_seconds"))
+# A save without a time (new_seconds None) keeps the time stored.
+_UPDATE_SCORE = update(Score).where(Score.id == bindparam("score_id")).values(
+    value=bindparam("new_value"), comment=bindparam("new_comment"), answer_label=bindparam("new_label"),
+    updated_at=bindparam("now"), seconds_spent=func.coalesce(bindparam("new_seconds", type_=Float), Score.seconds_spent),
+)
 
 
 def _execute(statement, parameters: dict):
@@ -237,7 +237,8 @@ def save_score(
     static/js/activetime.js); without it a new score gets 0 and a changed one keeps its time.
     `current` is the round's (score id, value, comment) on the answer when the caller has read it,
     None for no score. commit=False leaves the commit to the caller (who reads more in the same
-    transaction first).
+    transaction first). A caller saving for concurrent requests holds `one_writer()` around the
+    whole transaction, as save_from_request does.
     """
     now = now or utcnow()
     if current is _UNREAD:
@@ -245,29 +246,25 @@ def save_score(
     if current is not None and current[1] == value and current[2] == comment:
         return SaveResult(False, value, comment, seconds, now)
     try:
-        with one_writer():
-            if current is None:
-                score_id = _execute(_INSERT_SCORE, {
-                    "round_id": context.round_id, "annotator_id": context.annotator_id, "answer_id": answer_id,
-                    "answer_sha256": answer_sha256, "value": value, "comment": comment, "answer_label": label,
-                    "seconds_spent": float(seconds or 0), "created_at": now, "updated_at": now,
-                }).scalar_one()
-                old_value, old_comment = None, None
-            else:
-                score_id, old_value, old_comment = current
-                changes = {"score_id": score_id, "new_value": value, "new_comment": comment, "new_label": label,
-                           "now": now}
-                if seconds is None:
-                    _execute(_UPDATE_SCORE, changes)
-                else:
-                    _execute(_UPDATE_SCORE_AND_TIME, {**changes, "new_seconds": float(seconds)})
-            _execute(_INSERT_REVISION, {
-                "score_id": score_id, "old_value": old_value, "new_value": value, "old_comment": old_comment,
-                "new_comment": comment, "changed_at": now,
-            })
-            note_written(Score.__tablename__)  # Core writes: tell the results cache's versions
-            if commit:
-                db.session.commit()
+        if current is None:
+            score_id = _execute(_INSERT_SCORE, {
+                "round_id": context.round_id, "annotator_id": context.annotator_id, "answer_id": answer_id,
+                "answer_sha256": answer_sha256, "value": value, "comment": comment, "answer_label": label,
+                "seconds_spent": float(seconds or 0), "created_at": now, "updated_at": now,
+            }).scalar_one()
+            old_value, old_comment = None, None
+        else:
+            score_id, old_value, old_comment = current
+            _execute(_UPDATE_SCORE, {"score_id": score_id, "new_value": value, "new_comment": comment,
+                                     "new_label": label, "now": now,
+                                     "new_seconds": None if seconds is None else float(seconds)})
+        _execute(_INSERT_REVISION, {
+            "score_id": score_id, "old_value": old_value, "new_value": value, "old_comment": old_comment,
+            "new_comment": comment, "changed_at": now,
+        })
+        note_written(Score.__tablename__)  # Core writes: tell the results cache's versions
+        if commit:
+            db.session.commit()
     except IntegrityError:
         # A retried request raced its first attempt; read what that one stored and compare again.
         db.session.rollback()
