@@ -77,7 +77,6 @@ def migrated_template(tmp_path_factory, postgres_server):
     url = postgres_server.create(name)
     _build_template({"INSTANCE_PATH": instance, "SQLALCHEMY_DATABASE_URI": url})
     yield name
-    postgres_server.forget_spares(name)
     postgres_server.drop(name)
 
 
@@ -85,9 +84,10 @@ def migrated_template(tmp_path_factory, postgres_server):
 def test_database(request, monkeypatch, postgres_server):
     """On PostgreSQL: an empty database of the test's own, named in LEVAL_DATABASE_URL for every app and process.
 
-    Tests that use the `app` fixture get a migrated copy instead (see migrated_copy).
+    Tests that use the `app` fixture get a migrated copy instead (see migrated_copy), and browser
+    tests' `live_server` a copy of the first run's database (tests/e2e/conftest.py).
     """
-    if postgres_server is None or "app" in request.fixturenames:
+    if postgres_server is None or {"app", "live_server"} & set(request.fixturenames):
         yield None
         return
     name, url = postgres_server.fresh()

@@ -12,7 +12,8 @@ from app.models import Document, Score, ScoreRevision, StudySystem, System
 from app.models.corpus import TASKS
 from tests.conftest import REPO_ROOT, AuthActions
 from tests.scoring_helpers import (  # noqa: F401  (demo is a fixture)
-    QUESTION_ID_RE, demo, done_url, first_question, post_score, question_url, signed_in, study_of, system_names,
+    QUESTION_ID_RE, demo, done_url, first_question, post_score, question_url, shown_answers, signed_in, study_of,
+    system_names,
 )
 
 DOC_URL_RE = re.compile(r'data-document-url="([^"]+)"')
@@ -322,8 +323,7 @@ def test_simultaneous_saves_in_one_process_queue_for_the_write_instead_of_failin
         auth = AuthActions(client)
         assert auth.login(name, "parallel-pass-123").status_code == 302
         question_id = first_question(client)
-        page = client.get(question_url(client, question_id)).get_data(as_text=True)
-        sessions.append((client, auth.token(), question_id, sorted(re.findall(r'data-label="([A-Z]+)"', page))))
+        sessions.append((client, auth.token(), question_id, sorted(shown_answers(client, question_id))))
     statuses: list[int] = []
     lock = threading.Lock()
     ready = threading.Barrier(len(names), timeout=60)

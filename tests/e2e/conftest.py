@@ -130,7 +130,6 @@ def first_run(tmp_path_factory, postgres_server):
     assert server.admin_user and server.admin_password, "".join(server.output)
     yield FirstRun(instance, server.admin_user, server.admin_password, database)
     if database is not None:
-        postgres_server.forget_spares(database)
         postgres_server.drop(database)
 
 

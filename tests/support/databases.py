@@ -58,6 +58,11 @@ class PostgresServer:
         return self.url_of(name)
 
     def drop(self, name: str) -> None:
+        """Drop database `name`, and first the copy of it made ahead, if it served as a template."""
+        self._forget_spare(name)
+        self._drop(name)
+
+    def _drop(self, name: str) -> None:
         with self.engine.connect() as connection:
             connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
@@ -80,19 +85,18 @@ class PostgresServer:
         return name, url
 
     def discard(self, name: str) -> None:
-        """Drop database `name` in the background."""
-        self._in_background(self.drop, name)
+        """Drop database `name` (a copy from `fresh`) in the background."""
+        self._in_background(self._drop, name)
 
-    def forget_spares(self, template: str | None) -> None:
-        """Drop the copy made ahead of `template` (before the template itself is dropped)."""
+    def _forget_spare(self, template: str | None) -> None:
         spare = self._spares.pop(template, None)
         if spare is not None:
             spare[1].result()
-            self.drop(spare[0])
+            self._drop(spare[0])
 
     def dispose(self) -> None:
         for template in list(self._spares):
-            self.forget_spares(template)
+            self._forget_spare(template)
         if self._helper is not None:
             self._helper.shutdown(wait=True)  # the last drops finish before the engine goes
             self._helper = None
