@@ -80,7 +80,6 @@ def serve_processes(app: Flask, host: str, port: int, processes: int, threads: i
 
 def serve_inherited(app: Flask, fd: int, threads: int) -> None:
     """A child: serve on the parent's listening socket."""
-    from waitress import serve as waitress_serve
+    from .wsgi import serve_wsgi
 
-    sock = socket.socket(fileno=fd)
-    waitress_serve(app, sockets=[sock], threads=threads, ident="leval-studio")
+    serve_wsgi(app, sockets=[socket.socket(fileno=fd)], threads=threads)

@@ -74,9 +74,9 @@ def run_server(app: Flask, host: str, port: int, *, debug: bool = False, threads
     if debug:
         app.run(host=host, port=port, debug=True, use_reloader=False)
         return
-    from waitress import serve as waitress_serve
+    from .wsgi import serve_wsgi
 
-    waitress_serve(app, host=host, port=port, threads=threads, ident="leval-studio")
+    serve_wsgi(app, host=host, port=port, threads=threads)
 
 
 @click.command("serve")

@@ -1,0 +1,65 @@
+"""The production server: waitress, with its main loop kept from spinning while a request thread sends.
+
+Waitress's main loop asks every connection, on every wake-up, whether it has output to send. A
+connection says yes as soon as its request thread has put the response in the output buffer,
+even while that thread still holds the buffer's lock because it is sending the response itself.
+The loop cannot take the lock, sends nothing, and select() reports the socket writable at once:
+the loop spins, scanning every keep-alive connection each time and taking the GIL from the
+thread it waits for. Under 50 saving annotators that was 40–160 wake-ups and about half the
+server's CPU per save.
+
+Here a connection whose request thread holds the lock does not ask to write. The thread sends
+what it can while it holds the lock; whatever it leaves behind, it wakes the loop for once it has
+let go (`write_soon`), and the end of every request wakes the loop anyway (waitress's `service`).
+"""
+from __future__ import annotations
+
+import logging
+import socket
+
+from flask import Flask
+from waitress.channel import HTTPChannel
+from waitress.server import BaseWSGIServer, create_server
+
+IDENT = "leval-studio"
+
+
+class SenderAwareChannel(HTTPChannel):
+    """A connection that does not ask the main loop to write while its request thread is sending."""
+
+    def writable(self):
+        if self.requests and self.total_outbufs_len and not (self.will_close or self.close_when_flushed):
+            if not self.outbuf_lock.acquire(False):
+                return False  # the request thread is sending; it wakes the loop for any remainder
+            self.outbuf_lock.release()
+        return super().writable()
+
+    def write_soon(self, data):
+        written = super().write_soon(data)
+        if self.total_outbufs_len and self.connected:
+            # What the request thread could not send (a full socket buffer) is the loop's now; the
+            # wake-up waitress gave it came while the lock was still held.
+            self.server.pull_trigger()
+        return written
+
+
+def build_server(app: Flask, *, threads: int, host: str | None = None, port: int | None = None,
+                 sockets: list[socket.socket] | None = None, **adjustments):
+    """A waitress server on host:port or on already-listening sockets, with SenderAwareChannel connections.
+
+    `adjustments` are waitress's other settings.
+    """
+    where = {"sockets": sockets} if sockets else {"host": host, "port": port}
+    channels: dict = {}
+    server = create_server(app, map=channels, threads=threads, ident=IDENT, **where, **adjustments)
+    for listener in list(channels.values()):
+        if isinstance(listener, BaseWSGIServer):
+            listener.channel_class = SenderAwareChannel
+    return server
+
+
+def serve_wsgi(app: Flask, *, threads: int, host: str | None = None, port: int | None = None,
+               sockets: list[socket.socket] | None = None) -> None:
+    """Serve until interrupted (waitress's own logging set-up included: its warnings reach stderr)."""
+    logging.basicConfig()
+    build_server(app, threads=threads, host=host, port=port, sockets=sockets).run()

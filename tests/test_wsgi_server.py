@@ -1,0 +1,148 @@
+"""The production server (app/cli/wsgi.py): waitress whose main loop does not spin while a request thread sends."""
+from __future__ import annotations
+
+import socket
+import threading
+
+import pytest
+from waitress import wasyncore
+
+from app.cli.wsgi import SenderAwareChannel, build_server
+
+BODY = b"x" * (4 * 1024 * 1024)  # more than loopback's socket buffers take while nobody reads
+HOLD_WAKEUPS = 50  # main-loop wake-ups counted while the request thread holds its output lock
+
+
+class SlowSender:
+    """A WSGI app whose request thread sends a large body, then stays in the request until told to finish.
+
+    hold_lock: it keeps the connection's output lock meanwhile, as a thread in the middle of sending.
+    """
+
+    def __init__(self, hold_lock: bool):
+        self.hold_lock = hold_lock
+        self.buffered, self.release = threading.Event(), threading.Event()
+        self.unsent = 0
+
+    def __call__(self, environ, start_response):
+        channel = environ["waitress.client_disconnected"].__self__
+        write = start_response("200 OK", [("Content-Type", "application/octet-stream"),
+                                          ("Content-Length", str(len(BODY)))])
+        if self.hold_lock:
+            channel.outbuf_lock.acquire()  # re-entrant: write() below takes it again
+        try:
+            write(BODY)  # the client is not reading: part of it stays in the buffer
+            self.unsent = channel.total_outbufs_len
+            self.buffered.set()
+            self.release.wait(10)
+        finally:
+            if self.hold_lock:
+                channel.outbuf_lock.release()
+        return []
+
+
+def _serve(app, wakeups: list[int], **adjustments):
+    real_poll = wasyncore.poll
+
+    def counted_poll(*args, **kwargs):
+        wakeups[0] += 1
+        return real_poll(*args, **kwargs)
+
+    wasyncore.poll = counted_poll
+    built = build_server(app, threads=2, host="127.0.0.1", port=0, **adjustments)
+    loop = threading.Thread(target=built.run, daemon=True)
+    loop.start()
+    try:
+        yield built
+    finally:
+        app.release.set()
+        built.task_dispatcher.shutdown()
+        built.trigger.pull_trigger(built.close)  # closed by the loop itself, which then ends
+        loop.join(5)
+        wasyncore.poll = real_poll
+    assert not loop.is_alive()
+
+
+@pytest.fixture
+def server():
+    """A real server on a free port whose app holds the output lock, its loop in a thread, its wake-ups counted."""
+    app = SlowSender(hold_lock=True)
+    wakeups = [0]
+    for built in _serve(app, wakeups):
+        yield built, app, wakeups
+
+
+def _request(port: int) -> socket.socket:
+    client = socket.create_connection(("127.0.0.1", port), timeout=10)
+    client.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    return client
+
+
+def _read_response(client: socket.socket) -> bytes:
+    received = bytearray()
+    while True:
+        chunk = client.recv(1 << 20)
+        if not chunk:
+            break
+        received += chunk
+        head, _, body = received.partition(b"\r\n\r\n")
+        if body and len(body) >= len(BODY):
+            break
+    return bytes(received)
+
+
+def test_connections_are_sender_aware(server):
+    built, _, _ = server
+    assert built.channel_class is SenderAwareChannel
+
+
+def test_the_loop_waits_instead_of_spinning_while_the_request_thread_holds_its_output(server):
+    built, app, wakeups = server
+    client = _request(built.effective_port)
+    try:
+        assert app.buffered.wait(10)
+        reader = threading.Thread(target=lambda: received.append(_read_response(client)))
+        received: list[bytes] = []
+        reader.start()  # the socket turns writable while the request thread still holds the lock
+        before = wakeups[0]
+        # Let the loop run a while: a spinning loop wakes thousands of times, a waiting one a handful.
+        held = threading.Event()
+        held.wait(0.5)
+        during = wakeups[0] - before
+        app.release.set()
+        reader.join(10)
+    finally:
+        client.close()
+    assert during < HOLD_WAKEUPS, f"the main loop woke {during} times in 0.5 s while the sender held its lock"
+    head, _, body = received[0].partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200") and body == BODY  # and the rest was sent once it let go
+
+
+def test_a_request_thread_leaving_output_unsent_wakes_the_loop_once_it_has_let_go_of_the_lock():
+    # Waitress wakes the loop while the thread still holds the lock; a loop that looks then sees a
+    # sender and sleeps. A second wake-up once the lock is free hands it the rest.
+    app = SlowSender(hold_lock=False)
+    for built in _serve(app, [0]):
+        wakeups: list[tuple[bool, int]] = []  # (lock held by the waking thread, bytes unsent)
+        wake_loop = built.pull_trigger
+
+        def recorded_wake_up():
+            channel = next((c for c in built._map.values() if isinstance(c, SenderAwareChannel)), None)
+            if channel is not None and threading.current_thread() is not loop:
+                wakeups.append((channel.outbuf_lock._is_owned(), channel.total_outbufs_len))
+            wake_loop()
+
+        loop = next(t for t in threading.enumerate() if getattr(t, "_target", None) == built.run)
+        built.pull_trigger = recorded_wake_up
+        client = _request(built.effective_port)
+        try:
+            assert app.buffered.wait(10)
+            assert app.unsent > 0  # the request thread could not send it all itself
+            client.settimeout(10)
+            response = _read_response(client)
+        finally:
+            app.release.set()
+            client.close()
+    assert any(held for held, _ in wakeups)  # waitress's own, under the lock
+    assert any(not held and unsent for held, unsent in wakeups)
+    assert response.partition(b"\r\n\r\n")[2] == BODY
