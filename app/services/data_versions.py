@@ -4,8 +4,15 @@ The bump runs in the committing transaction, so a reader in any process sees the
 exactly when it sees the new data. It covers ORM flushes and insert/update/delete statements
 run through the session (in place updates included). Updates of job rows (progress, heartbeats)
 are left out: pages read which jobs exist, never their progress.
+
+A table's counter is spread over SHARDS rows ("scores#3"), and its version is their sum. A bump
+locks its row until the commit ends (on PostgreSQL, after the commit's flush to disk): with one
+row per table, every concurrent save waited for the one before it.
 """
 from __future__ import annotations
+
+import random
+from collections import Counter
 
 from sqlalchemy import bindparam, event, select
 from sqlalchemy.orm import ORMExecuteState, Session, UOWTransaction
@@ -18,6 +25,8 @@ from ..models import DataVersion
 UNTRACKED = frozenset({"data_versions", "score_revisions", "question_views"})
 UPDATES_UNTRACKED = frozenset({"jobs"})
 _TOUCHED = "leval_touched_tables"
+SHARDS = 16
+SHARD_MARK = "#"
 
 
 def _remember(session: Session, table_names) -> None:
@@ -68,15 +77,17 @@ def _bump_statement(dialect: str):
 def _before_commit(session: Session) -> None:
     if session.new or session.dirty or session.deleted:
         session.flush()  # commit flushes after this event; flush first so those writes count too
-    names = sorted(session.info.pop(_TOUCHED, ()))
+    names = session.info.pop(_TOUCHED, ())
     if not names:
         return
-    # Rows in name order: concurrent commits lock the counters in the same order. Core execution:
-    # the ORM's statement handling costs more than the upsert itself.
+    # A row of each table's counter at random; rows in name order, so that concurrent commits lock
+    # counters in the same order. Core execution: the ORM's statement handling costs more than the
+    # upsert itself.
+    rows = sorted(f"{name}{SHARD_MARK}{random.randrange(SHARDS)}" for name in names)
     connection = session.connection()
     statement = _bump_statement(connection.dialect.name)
-    for name in names:
-        connection.execute(statement, {"name": name})
+    for row in rows:
+        connection.execute(statement, {"name": row})
 
 
 def _forget(session: Session, transaction) -> None:
@@ -101,6 +112,8 @@ def track_changes() -> None:
 
 
 def current_versions() -> tuple[tuple[str, int], ...]:
-    """Every table's change counter, in one small query."""
-    rows = db.session.execute(select(DataVersion.table_name, DataVersion.version).order_by(DataVersion.table_name))
-    return tuple((name, version) for name, version in rows)
+    """Every table's change counter (the sum of its rows), in one small query."""
+    totals: Counter[str] = Counter()
+    for row, version in db.session.execute(select(DataVersion.table_name, DataVersion.version)):
+        totals[row.partition(SHARD_MARK)[0]] += version  # rows from before shards have no mark
+    return tuple(sorted(totals.items()))
