@@ -22,6 +22,9 @@ from tests.support.openai_stub import StubOpenAIServer
 from tests.support.predictions import load_demo_data
 from tests.support.shared import REPO_ROOT, require_shared  # noqa: F401  (REPO_ROOT: imported by tests)
 
+# Fixtures that open the app's database (tests marked database_free must use none of them).
+DATABASE_FIXTURES = frozenset({"app", "client", "runner", "auth", "demo", "workers", "migrated_copy", "live_server",
+                               "postgres_database"})
 PASSWORDS = {"admin": "admin-pass-123", "researcher": "research-pass-123", "annotator": "annotate-pass-123"}
 
 
@@ -87,6 +90,13 @@ def test_database(request, monkeypatch, postgres_server):
     Tests that use the `app` fixture get a migrated copy instead (see migrated_copy), and browser
     tests' `live_server` a copy of the first run's database (tests/e2e/conftest.py).
     """
+    if request.node.get_closest_marker("database_free"):
+        # CI's PostgreSQL pass leaves these out: one that opens a database must not be marked so.
+        opened = DATABASE_FIXTURES & set(request.fixturenames)
+        if opened:
+            pytest.fail(f"marked database_free, but uses {', '.join(sorted(opened))}")
+        yield None
+        return
     if postgres_server is None or {"app", "live_server"} & set(request.fixturenames):
         yield None
         return

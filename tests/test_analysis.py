@@ -44,6 +44,8 @@ from app.stats.agreement import (
 from app.stats.length_instruction import detected_word_target, reference_word_count
 from tests.support.shared import require_shared
 
+pytestmark = pytest.mark.database_free  # a pure core: the PostgreSQL pass leaves it out
+
 HYPOTHESIS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SCORES = [1, 2, 3, 4, 5]
 

@@ -9,6 +9,8 @@ import pytest
 
 from tests.support.shared import REPO_ROOT
 
+pytestmark = pytest.mark.database_free  # a pure core: the PostgreSQL pass leaves it out
+
 APP = REPO_ROOT / "app"
 # Pure cores: importable and testable without Flask, SQLAlchemy or the app's database layer.
 PURE = ("app/metrics", "app/judge", "app/stats", "app/charts", "app/llm", "app/text.py", "app/version.py")

@@ -7,6 +7,8 @@ import pytest
 
 from app.generate.authoring import PairError, check_pair, check_span, export_line, read_line
 
+pytestmark = pytest.mark.database_free  # a pure core: the PostgreSQL pass leaves it out
+
 DOC = "Le café était fermé. 日本語 text\r\nsecond line with the answer: forty-two."
 
 

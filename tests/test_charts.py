@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 from app.charts import distribution_chart, grouped_bar_chart, mean_ci_chart, rank_chart, scatter_chart
 from app.charts.svg import SVG_NAMESPACE
 
+pytestmark = pytest.mark.database_free  # a pure core: the PostgreSQL pass leaves it out
+
 NS = {"svg": SVG_NAMESPACE}
 HOSTILE = '<script>alert(1)</script>'
 SVG_TAG = f"{{{SVG_NAMESPACE}}}"

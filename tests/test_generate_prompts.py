@@ -11,6 +11,8 @@ from app.generate.prompts import LEVAL_PROFILE, Question
 from tests import leval_prompt_reference as ref
 from tests.support.shared import require_shared
 
+pytestmark = pytest.mark.database_free  # a pure core: the PostgreSQL pass leaves it out
+
 MODEL = "turbo-16k-0613-16k"
 
 

@@ -16,6 +16,8 @@ from tests import lveval_reference as ref
 from tests.support.lveval_data import (write_bad_folder, write_lenient_folder, write_model, write_quirk_folder,
                                       write_rows)
 
+pytestmark = pytest.mark.database_free  # a pure core: the PostgreSQL pass leaves it out
+
 
 def _jsonl(folder):
     return sorted(p for p in folder.iterdir() if p.is_file() and p.name.endswith(".jsonl"))

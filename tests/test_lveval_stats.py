@@ -11,6 +11,8 @@ from app.charts.heatmap import depth_heatmap, score_colour
 from app.stats import lveval as analysis
 from app.stats.bootstrap import resample_weights
 
+pytestmark = pytest.mark.database_free  # a pure core: the PostgreSQL pass leaves it out
+
 LEVELS = ("16k", "32k", "64k", "128k", "256k")
 
 

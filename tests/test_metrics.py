@@ -23,6 +23,8 @@ from app.metrics import (
 )
 from app.metrics.selection import NothingCounted
 
+pytestmark = pytest.mark.database_free  # a pure core: the PostgreSQL pass leaves it out
+
 LEVAL_ROOT, PREDICTIONS = SHARED_LEVAL, SHARED_PREDICTIONS
 
 

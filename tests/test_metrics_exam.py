@@ -11,6 +11,8 @@ from app.metrics.exam import (
 )
 from app.metrics.normalize import em_normalize
 
+pytestmark = pytest.mark.database_free  # a pure core: the PostgreSQL pass leaves it out
+
 
 def exam(task: str, prediction: str, answer: str, profile: str, index: int | None = None) -> float:
     return score_item(task, "exam", prediction, [answer], profile=profile, index=index)["exact_match"]

@@ -14,6 +14,8 @@ from app.metrics.length import word_count
 from app.metrics.normalize import rouge_tokens_ascii
 from app.metrics.rouge import best_rouge, lcs_length, package_rouge, rouge_tokens
 
+pytestmark = pytest.mark.database_free  # a pure core: the PostgreSQL pass leaves it out
+
 # --- token F1 -----------------------------------------------------------------------------
 
 

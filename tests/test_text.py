@@ -8,6 +8,8 @@ import pytest
 from app.text import document_title, shared_lead, title_line
 from tests.support.shared import HUMAN_EVAL
 
+pytestmark = pytest.mark.database_free  # a pure core: the PostgreSQL pass leaves it out
+
 
 @pytest.mark.parametrize("text, expected", [
     ("Title: The Lighthouse Keeper\nAuthor: Someone\n\nChapter 1", "The Lighthouse Keeper"),
