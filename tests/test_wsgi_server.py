@@ -1,6 +1,7 @@
 """The production server (app/cli/wsgi.py): waitress whose main loop does not spin while a request thread sends."""
 from __future__ import annotations
 
+import gc
 import socket
 import threading
 
@@ -11,6 +12,7 @@ from app.cli.wsgi import SenderAwareChannel, build_server
 
 BODY = b"x" * (4 * 1024 * 1024)  # more than loopback's socket buffers take while nobody reads
 HOLD_WAKEUPS = 50  # main-loop wake-ups counted while the request thread holds its output lock
+LOOP_ROUND_SECONDS = 0.05  # the loop's own timeout: 10 wake-ups in the 0.5 s a test holds the lock
 
 
 class SlowSender:
@@ -41,24 +43,37 @@ class SlowSender:
         return []
 
 
-def _serve(app, wakeups: list[int], **adjustments):
+def _serve(app, wakeups: list[int]):
+    """Yield (server, loop thread): waitress's loop run in short rounds until the test ends, its wake-ups counted.
+
+    The test stops the loop itself and then closes every socket: nothing is closed under a
+    running loop.
+    """
     real_poll = wasyncore.poll
 
     def counted_poll(*args, **kwargs):
         wakeups[0] += 1
         return real_poll(*args, **kwargs)
 
+    gc.collect()  # finalise earlier tests' garbage now, not while this server's descriptors are open
     wasyncore.poll = counted_poll
-    built = build_server(app, threads=2, host="127.0.0.1", port=0, **adjustments)
-    loop = threading.Thread(target=built.run, daemon=True)
+    built = build_server(app, threads=2, host="127.0.0.1", port=0)
+    stopping = threading.Event()
+
+    def run_loop():
+        while not stopping.is_set():
+            wasyncore.loop(timeout=LOOP_ROUND_SECONDS, map=built._map, count=1)
+
+    loop = threading.Thread(target=run_loop, daemon=True)
     loop.start()
     try:
-        yield built
+        yield built, loop
     finally:
         app.release.set()
-        built.task_dispatcher.shutdown()
-        built.trigger.pull_trigger(built.close)  # closed by the loop itself, which then ends
+        stopping.set()
         loop.join(5)
+        built.task_dispatcher.shutdown()
+        wasyncore.close_all(built._map)
         wasyncore.poll = real_poll
     assert not loop.is_alive()
 
@@ -68,7 +83,7 @@ def server():
     """A real server on a free port whose app holds the output lock, its loop in a thread, its wake-ups counted."""
     app = SlowSender(hold_lock=True)
     wakeups = [0]
-    for built in _serve(app, wakeups):
+    for built, _ in _serve(app, wakeups):
         yield built, app, wakeups
 
 
@@ -122,7 +137,7 @@ def test_a_request_thread_leaving_output_unsent_wakes_the_loop_once_it_has_let_g
     # Waitress wakes the loop while the thread still holds the lock; a loop that looks then sees a
     # sender and sleeps. A second wake-up once the lock is free hands it the rest.
     app = SlowSender(hold_lock=False)
-    for built in _serve(app, [0]):
+    for built, loop in _serve(app, [0]):
         wakeups: list[tuple[bool, int]] = []  # (lock held by the waking thread, bytes unsent)
         wake_loop = built.pull_trigger
 
@@ -132,7 +147,6 @@ def test_a_request_thread_leaving_output_unsent_wakes_the_loop_once_it_has_let_g
                 wakeups.append((channel.outbuf_lock._is_owned(), channel.total_outbufs_len))
             wake_loop()
 
-        loop = next(t for t in threading.enumerate() if getattr(t, "_target", None) == built.run)
         built.pull_trigger = recorded_wake_up
         client = _request(built.effective_port)
         try:
