@@ -22,9 +22,9 @@ from tests.support.openai_stub import StubOpenAIServer
 from tests.support.predictions import load_demo_data
 from tests.support.shared import REPO_ROOT, require_shared  # noqa: F401  (REPO_ROOT: imported by tests)
 
-# Fixtures that open the app's database (tests marked database_free must use none of them).
-DATABASE_FIXTURES = frozenset({"app", "client", "runner", "auth", "demo", "workers", "migrated_copy", "live_server",
-                               "postgres_database"})
+# Fixtures that open a database; tests marked database_free must use none of them. (client, auth,
+# demo and the others build on app: a test's fixture names include those its fixtures use.)
+DATABASE_FIXTURES = frozenset({"app", "live_server", "postgres_database", "clone_database"})
 PASSWORDS = {"admin": "admin-pass-123", "researcher": "research-pass-123", "annotator": "annotate-pass-123"}
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 import gc
 import socket
 import threading
+import time
+from contextlib import contextmanager
 
 import pytest
 from waitress import wasyncore
@@ -43,8 +45,9 @@ class SlowSender:
         return []
 
 
+@contextmanager
 def _serve(app, wakeups: list[int]):
-    """Yield (server, loop thread): waitress's loop run in short rounds until the test ends, its wake-ups counted.
+    """(server, loop thread): waitress's loop run in short rounds until the test ends, its wake-ups counted.
 
     The test stops the loop itself and then closes every socket: nothing is closed under a
     running loop.
@@ -83,7 +86,7 @@ def server():
     """A real server on a free port whose app holds the output lock, its loop in a thread, its wake-ups counted."""
     app = SlowSender(hold_lock=True)
     wakeups = [0]
-    for built, _ in _serve(app, wakeups):
+    with _serve(app, wakeups) as (built, _):
         yield built, app, wakeups
 
 
@@ -120,9 +123,7 @@ def test_the_loop_waits_instead_of_spinning_while_the_request_thread_holds_its_o
         received: list[bytes] = []
         reader.start()  # the socket turns writable while the request thread still holds the lock
         before = wakeups[0]
-        # Let the loop run a while: a spinning loop wakes thousands of times, a waiting one a handful.
-        held = threading.Event()
-        held.wait(0.5)
+        time.sleep(0.5)  # a spinning loop wakes thousands of times meanwhile, a waiting one a handful
         during = wakeups[0] - before
         app.release.set()
         reader.join(10)
@@ -137,12 +138,12 @@ def test_a_request_thread_leaving_output_unsent_wakes_the_loop_once_it_has_let_g
     # Waitress wakes the loop while the thread still holds the lock; a loop that looks then sees a
     # sender and sleeps. A second wake-up once the lock is free hands it the rest.
     app = SlowSender(hold_lock=False)
-    for built, loop in _serve(app, [0]):
+    with _serve(app, [0]) as (built, loop):
         wakeups: list[tuple[bool, int]] = []  # (lock held by the waking thread, bytes unsent)
         wake_loop = built.pull_trigger
 
         def recorded_wake_up():
-            channel = next((c for c in built._map.values() if isinstance(c, SenderAwareChannel)), None)
+            channel = next((c for c in list(built._map.values()) if isinstance(c, SenderAwareChannel)), None)
             if channel is not None and threading.current_thread() is not loop:
                 wakeups.append((channel.outbuf_lock._is_owned(), channel.total_outbufs_len))
             wake_loop()

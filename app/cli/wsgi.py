@@ -44,22 +44,18 @@ class SenderAwareChannel(HTTPChannel):
 
 
 def build_server(app: Flask, *, threads: int, host: str | None = None, port: int | None = None,
-                 sockets: list[socket.socket] | None = None, **adjustments):
-    """A waitress server on host:port or on already-listening sockets, with SenderAwareChannel connections.
-
-    `adjustments` are waitress's other settings.
-    """
+                 sockets: list[socket.socket] | None = None):
+    """A waitress server on host:port or on already-listening sockets, with SenderAwareChannel connections."""
     where = {"sockets": sockets} if sockets else {"host": host, "port": port}
     channels: dict = {}
-    server = create_server(app, map=channels, threads=threads, ident=IDENT, **where, **adjustments)
+    server = create_server(app, map=channels, threads=threads, ident=IDENT, **where)
     for listener in list(channels.values()):
         if isinstance(listener, BaseWSGIServer):
             listener.channel_class = SenderAwareChannel
     return server
 
 
-def serve_wsgi(app: Flask, *, threads: int, host: str | None = None, port: int | None = None,
-               sockets: list[socket.socket] | None = None) -> None:
-    """Serve until interrupted (waitress's own logging set-up included: its warnings reach stderr)."""
+def serve_wsgi(app: Flask, **where) -> None:
+    """Serve until interrupted (`where` as for build_server); waitress's warnings reach stderr, as with its own serve()."""
     logging.basicConfig()
-    build_server(app, threads=threads, host=host, port=port, sockets=sockets).run()
+    build_server(app, **where).run()

@@ -1,4 +1,4 @@
-"""Which tables changed: every commit that writes a table bumps its row in data_versions.
+"""Which tables changed: every commit that writes a table bumps its counter in data_versions.
 
 The bump runs in the committing transaction, so a reader in any process sees the new version
 exactly when it sees the new data. It covers ORM flushes and insert/update/delete statements
