@@ -61,6 +61,7 @@ def build_config(instance: Path, overrides: dict | None = None) -> dict:
         "LEVAL_QUEUE_URL": os.environ.get("LEVAL_QUEUE_URL", ""),
         "LEVAL_JOB_STALE_SECONDS": int(os.environ.get("LEVAL_JOB_STALE_SECONDS", "30")),
         "LEVAL_HEARTBEAT_SECONDS": float(os.environ.get("LEVAL_HEARTBEAT_SECONDS", "5")),
+        "LEVAL_RECOVERY_SECONDS": int(os.environ.get("LEVAL_RECOVERY_SECONDS", "60")),
         "LEVAL_LOGIN_FAILURES_PER_MINUTE": int(os.environ.get("LEVAL_LOGIN_FAILURES_PER_MINUTE", "10")),
         "LEVAL_HEALTH_PROBE_SECONDS": float(os.environ.get("LEVAL_HEALTH_PROBE_SECONDS", "2")),
         "LEVAL_HEALTH_INTEGRITY_SECONDS": float(os.environ.get("LEVAL_HEALTH_INTEGRITY_SECONDS", "60")),

@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
 def start_worker(folder, log) -> subprocess.Popen:
     env = {**os.environ, "LEVAL_INSTANCE": str(folder), "LEVAL_WORKERS": "1", "LEVAL_JOB_STALE_SECONDS": "5",
-           "PYTHONUNBUFFERED": "1"}
+           "LEVAL_RECOVERY_SECONDS": "2", "PYTHONUNBUFFERED": "1"}
     return subprocess.Popen([sys.executable, "run.py", "worker"], cwd=REPO_ROOT, env=env, stdout=log,
                             stderr=subprocess.STDOUT)
 
@@ -89,7 +89,7 @@ def test_a_killed_worker_s_job_is_resumed_by_another_worker_with_identical_rows(
         before = metric_rows(instance, system_id)
         assert 0 < len({pid for pid, _, _ in before}) < 22 and aggregate_rows(instance, system_id) == {}
 
-        # The other worker recovers it within a minute (its periodic recovery), with no restart of anything.
+        # The other worker recovers it at its next periodic recovery (every 2 s here), with no restart of anything.
         wait_until(lambda: query(instance, "SELECT 1 FROM jobs WHERE id = ? AND status IN ('done', 'failed')",
                                  job_id), 150, "the other worker to resume and finish the job")
         status, done, attempts, result, resumed_by = query(

@@ -124,6 +124,30 @@ def test_job_of_a_dead_worker_is_recovered(app):
         consumer.stop(graceful=True)
 
 
+def test_a_running_consumer_recovers_each_recovery_interval(app):
+    """A job whose worker dies after this consumer started is re-queued by its next periodic check."""
+    app.config["LEVAL_RECOVERY_SECONDS"] = 1
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    consumer = start_workers(app, 1)
+    try:
+        time.sleep(0.5)  # the start's own recovery has run and found nothing
+        job_id = submit(app)
+        job = wait_for(app, job_id, ("done",))
+        with app.app_context():
+            import socket
+
+            job = db.session.get(Job, job_id)
+            job.status, job.done, job.worker_id = "running", 2, f"{socket.gethostname()}:{dead.pid}"
+            db.session.commit()
+        started = time.monotonic()
+        job = wait_for(app, job_id, ("done",), timeout=10)
+        assert job.attempts == 2 and "Re-queued" not in (job.message or "")  # finished again after the re-queue
+        assert time.monotonic() - started < 5, "recovered by the 1-second check, not huey's minute"
+    finally:
+        consumer.stop(graceful=True)
+
+
 def test_live_job_with_fresh_heartbeat_is_left_alone(app):
     job_id = submit(app)
     with app.app_context():

@@ -116,7 +116,7 @@ def resume_job(job: Job) -> Job:
 def recover_jobs(*, at_start: bool = False) -> list[int]:
     """Re-queue running jobs whose worker died (stale heartbeat, or a dead local pid) and re-enqueue queued ones.
 
-    Several processes recover at once (every server and worker, each minute): each job is
+    Several processes recover at once (every server and worker, each LEVAL_RECOVERY_SECONDS): each job is
     re-queued with a compare-and-set on the worker and heartbeat it was seen with, so a job that
     another process recovered and a worker claimed meanwhile is left running, never queued twice.
     """

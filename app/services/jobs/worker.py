@@ -38,6 +38,7 @@ def make_huey(app: Flask):
     def run_job_task(job_id: int) -> None:
         execute_job(app, job_id)
 
+    # Every check of the consumer's scheduler runs it: each LEVAL_RECOVERY_SECONDS (see PacedConsumer).
     @huey.periodic_task(crontab(minute="*"), name="recover_jobs")
     def recover_task() -> None:
         with app.app_context():
@@ -89,7 +90,23 @@ def _heartbeat(app: Flask, job_id: int, stop: threading.Event) -> None:
                 db.session.remove()
 
 
-class EmbeddedConsumer(Consumer):
+class PacedConsumer(Consumer):
+    """A consumer whose scheduler checks the periodic tasks (job recovery) every `recovery_seconds`.
+
+    Huey checks them once a minute; a lab may want a killed worker's job resumed sooner.
+    """
+
+    def __init__(self, huey, *, recovery_seconds: int, **options):
+        self.recovery_seconds = max(int(recovery_seconds), 1)
+        super().__init__(huey, **options)
+
+    def _create_scheduler(self):
+        scheduler = super()._create_scheduler()
+        scheduler.periodic_task_seconds = self.recovery_seconds
+        return scheduler
+
+
+class EmbeddedConsumer(PacedConsumer):
     """A consumer that runs beside the web server: it leaves signal handling to the server."""
 
     def _set_signal_handlers(self) -> None:
@@ -104,8 +121,7 @@ def start_workers(app: Flask, workers: int) -> Consumer | None:
         recovered = recover_jobs(at_start=True)
     if recovered:
         log.warning("re-queued jobs left running by a stopped worker: %s", recovered)
-    consumer = EmbeddedConsumer(app.extensions["huey"], workers=workers, worker_type="thread",
-                                periodic=True, initial_delay=0.05, max_delay=1.0, check_worker_health=True)
+    consumer = _consumer(app, EmbeddedConsumer, workers=workers, check_worker_health=True)
     consumer.start()
     return consumer
 
@@ -114,7 +130,9 @@ def run_worker(app: Flask, workers: int) -> None:
     """Run workers in the foreground until interrupted (`python run.py worker`)."""
     with app.app_context():
         recover_jobs(at_start=True)
-    consumer = app.extensions["huey"].create_consumer(
-        workers=max(workers, 1), worker_type="thread", periodic=True, initial_delay=0.05, max_delay=1.0
-    )
-    consumer.run()
+    _consumer(app, PacedConsumer, workers=max(workers, 1)).run()
+
+
+def _consumer(app: Flask, kind: type[PacedConsumer], **options) -> PacedConsumer:
+    return kind(app.extensions["huey"], recovery_seconds=app.config.get("LEVAL_RECOVERY_SECONDS", 60),
+                worker_type="thread", periodic=True, initial_delay=0.05, max_delay=1.0, **options)
