@@ -161,3 +161,39 @@ def test_a_request_thread_leaving_output_unsent_wakes_the_loop_once_it_has_let_g
     assert any(held for held, _ in wakeups)  # waitress's own, under the lock
     assert any(not held and unsent for held, unsent in wakeups)
     assert response.partition(b"\r\n\r\n")[2] == BODY
+
+
+class SmallReply:
+    """A WSGI app answering every request with a short body, as the JSON endpoints do."""
+
+    body = b'{"saved": true}'
+
+    def __init__(self):
+        self.release = threading.Event()
+
+    def __call__(self, environ, start_response):
+        start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(self.body)))])
+        return [self.body]
+
+
+def test_a_short_response_leaves_in_one_send_with_its_header(monkeypatch):
+    sends: list[bytes] = []
+    real_send = SenderAwareChannel.send
+
+    def recorded_send(channel, data, *args, **kwargs):
+        sends.append(bytes(data))
+        return real_send(channel, data, *args, **kwargs)
+
+    monkeypatch.setattr(SenderAwareChannel, "send", recorded_send)
+    app = SmallReply()
+    with _serve(app, [0]) as (built, _):
+        client = _request(built.effective_port)
+        try:
+            client.settimeout(10)
+            received = b""
+            while not received.endswith(app.body):
+                received += client.recv(65536)
+        finally:
+            client.close()
+    assert received.startswith(b"HTTP/1.1 200") and received.endswith(b"\r\n\r\n" + app.body)
+    assert sends == [received], f"{len(sends)} sends for one short response"
