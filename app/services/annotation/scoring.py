@@ -284,39 +284,37 @@ class Progress:
 
 
 def _progress_statement():
-    """Overall and per-question counts in one round trip (the save endpoint's answer).
+    """Overall and per-question counts in one pass over the annotator's answers (the save endpoint's answer).
 
     The annotator's answers: those the study shows, on the questions assigned to them when the
-    study has an overlap limit.
+    study has an overlap limit; each joined with this round's score on it, if any.
     """
     assigned = or_(
         select(Study.overlap).where(Study.id == bindparam("study_id")).scalar_subquery().is_(None),
         StudyAnswer.question_id.in_(select(StudyAssignment.question_id).where(
             StudyAssignment.study_id == bindparam("study_id"), StudyAssignment.user_id == bindparam("user_id"))),
     )
-    mine = (
-        select(StudyAnswer.answer_id, StudyAnswer.question_id)
+    on_question = StudyAnswer.question_id == bindparam("question_id")
+    return (
+        select(
+            func.count(), func.count(Score.id),
+            func.coalesce(func.sum(case((on_question, 1), else_=0)), 0),
+            func.coalesce(func.sum(case((and_(on_question, Score.id.is_not(None)), 1), else_=0)), 0),
+        )
+        .select_from(StudyAnswer)
+        .outerjoin(Score, and_(Score.answer_id == StudyAnswer.answer_id, Score.round_id == bindparam("round_id")))
         .where(StudyAnswer.study_id == bindparam("study_id"), StudyAnswer.excluded.is_(False), assigned)
-        .cte("mine")
     )
-    on_question = case((mine.c.question_id == bindparam("question_id"), 1), else_=0)
-    totals = select(func.count(), func.coalesce(func.sum(on_question), 0)).select_from(mine)
-    scored = (
-        select(func.count(Score.id), func.coalesce(func.sum(on_question), 0))
-        .join(mine, mine.c.answer_id == Score.answer_id)
-        .where(Score.round_id == bindparam("round_id"))
-    )
-    return totals.union_all(scored)
 
 
 _PROGRESS = _progress_statement()
 
 
 def progress_after_save(context: SaveContext, question_id: int) -> Progress:
-    (total, question_total), (done, question_scored) = _execute(_PROGRESS, {
+    total, done, question_total, question_scored = _execute(_PROGRESS, {
         "round_id": context.round_id, "question_id": question_id, "study_id": context.study_id,
         "user_id": context.annotator_id,
-    }).all()
+    }).one()
     return Progress(done=done, total=total, question_scored=question_scored, question_total=question_total)
 
 
