@@ -76,6 +76,7 @@ def test_n_and_p_move_between_questions_but_not_from_text_boxes_or_with_modifier
     assert page.url == first
     page.keyboard.press("n")
     expect(page.get_by_text("Question 2 of 10")).to_be_visible()
+    page.wait_for_load_state()  # the text shows before the deferred scripts that take the keys have run
     second = page.url
     assert QUESTION_URL.search(second) and second != first
     # Typing an n in a comment or the find box is text, not navigation.
@@ -98,6 +99,7 @@ def test_n_and_p_move_between_questions_but_not_from_text_boxes_or_with_modifier
     assert page.url == second
     page.keyboard.press("p")
     expect(page.get_by_text("Question 1 of 10")).to_be_visible()
+    page.wait_for_load_state()
     assert page.url == first
     # The ? panel lists the keys.
     page.keyboard.press("?")
