@@ -16,7 +16,9 @@ comparing every acknowledged save with the database (the last value of each answ
 revision per acknowledged change).
 
 Baseline, measured in the same run just before: the same threads with the same pauses requesting
-/healthz (one `SELECT 1`) for 15 s, i.e. the server's floor under the same concurrency.
+/healthz for 15 s, i.e. the server's floor under the same concurrency. (/healthz remembers a
+passed storage probe for LEVAL_HEALTH_PROBE_SECONDS, so nearly all of these requests do no
+database work.)
 `run(quick=True)`: 6 annotators for 3 s after a 1 s baseline (`--quick`).
 """
 from __future__ import annotations
