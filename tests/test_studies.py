@@ -292,6 +292,42 @@ def test_overlap_two_of_three_annotators_shares_every_answer_evenly(app, tmp_pat
     assert page.count('data-field="coverage">0 of 2') == 12
 
 
+def test_a_save_reports_progress_over_the_annotators_own_shown_answers(app, tmp_path):
+    """With overlap only the assigned questions count, and an answer taken out of the study counts nowhere."""
+    folder = write_study_set(tmp_path / "data", documents=3, questions_each=4)
+    with app.app_context():
+        people = [create_user(name, f"{name}-pass-12345", "annotator").id for name in ("ada", "ben", "cai")]
+    study_id = make_study(app, folder, annotator_ids=people, overlap=2)
+    client, auth = signed_in(app, "ada", "ada-pass-12345")
+    first, second = questions_of(client, study_id)[:2]
+    token = auth.token()
+
+    def save(question_id: int, label: str, value: int) -> tuple[int, int, int, int]:
+        """(done, total, scored on the question, answers on the question) as the save reports them."""
+        _, shown = page_answers(client, study_id, question_id)
+        response = client.post("/annotate/api/score", headers={"X-CSRFToken": token}, json={
+            "study": study_id, "question_id": question_id, "label": label, "value": value, "answer": shown[label]})
+        assert response.status_code == 200, response.get_json()
+        body = response.get_json()
+        return body["progress"]["done"], body["progress"]["total"], body["question"]["scored"], body["question"]["total"]
+
+    assert save(first, "A", 4) == (1, 32, 1, 4)
+    assert save(first, "B", 2) == (2, 32, 2, 4)
+    assert save(first, "B", 3) == (2, 32, 2, 4)  # a changed score is not another one
+    assert save(second, "D", 5) == (3, 32, 1, 4)
+    # Take the scored answer A of the first question and an unscored one of the second out of the study.
+    _, first_answers = page_answers(client, study_id, first)
+    _, second_answers = page_answers(client, study_id, second)
+    with app.app_context():
+        for sha in (first_answers["A"], second_answers["B"]):
+            slot = db.session.scalars(select(StudyAnswer).join(Answer, Answer.id == StudyAnswer.answer_id)
+                                      .where(StudyAnswer.study_id == study_id, Answer.sha256 == sha)).one()
+            slot.excluded = True
+        db.session.commit()
+    assert save(first, "C", 1) == (3, 30, 2, 3)  # B and C here, D on the second question; A no longer counts
+    assert "3 of 30" in client.get(f"/annotate/{study_id}/done").get_data(as_text=True)
+
+
 def test_overlap_without_enough_annotators_is_refused(app, tmp_path):
     folder = write_study_set(tmp_path / "data", documents=1, questions_each=2)
     with app.app_context():
