@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -106,16 +107,21 @@ def test_cancel_queued_job_is_immediate(app):
         assert job.status == "cancelled"
 
 
-def test_job_of_a_dead_worker_is_recovered(app):
+def leave_running_by_a_dead_worker(app, job_id: int, **columns) -> None:
+    """Mark the job running, claimed by a process of this machine that has exited (as after kill -9)."""
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    job_id = submit(app)
     with app.app_context():
         job = db.session.get(Job, job_id)
-        import socket
-
         job.status, job.worker_id = "running", f"{socket.gethostname()}:{dead.pid}"
+        for name, value in columns.items():
+            setattr(job, name, value)
         db.session.commit()
+
+
+def test_job_of_a_dead_worker_is_recovered(app):
+    job_id = submit(app)
+    leave_running_by_a_dead_worker(app, job_id)
     consumer = start_workers(app, 1)  # recovery runs first, as on `python run.py` start
     try:
         job = wait_for(app, job_id, ("done",))
@@ -127,19 +133,12 @@ def test_job_of_a_dead_worker_is_recovered(app):
 def test_a_running_consumer_recovers_each_recovery_interval(app):
     """A job whose worker dies after this consumer started is re-queued by its next periodic check."""
     app.config["LEVAL_RECOVERY_SECONDS"] = 1
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()
     consumer = start_workers(app, 1)
     try:
         time.sleep(0.5)  # the start's own recovery has run and found nothing
         job_id = submit(app)
         job = wait_for(app, job_id, ("done",))
-        with app.app_context():
-            import socket
-
-            job = db.session.get(Job, job_id)
-            job.status, job.done, job.worker_id = "running", 2, f"{socket.gethostname()}:{dead.pid}"
-            db.session.commit()
+        leave_running_by_a_dead_worker(app, job_id, done=2)
         started = time.monotonic()
         job = wait_for(app, job_id, ("done",), timeout=10)
         assert job.attempts == 2 and "Re-queued" not in (job.message or "")  # finished again after the re-queue

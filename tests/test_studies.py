@@ -300,13 +300,12 @@ def test_a_save_reports_progress_over_the_annotators_own_shown_answers(app, tmp_
     study_id = make_study(app, folder, annotator_ids=people, overlap=2)
     client, auth = signed_in(app, "ada", "ada-pass-12345")
     first, second = questions_of(client, study_id)[:2]
+    client.study_id = study_id  # the study post_score saves in and reads the shown answers of
     token = auth.token()
 
     def save(question_id: int, label: str, value: int) -> tuple[int, int, int, int]:
         """(done, total, scored on the question, answers on the question) as the save reports them."""
-        _, shown = page_answers(client, study_id, question_id)
-        response = client.post("/annotate/api/score", headers={"X-CSRFToken": token}, json={
-            "study": study_id, "question_id": question_id, "label": label, "value": value, "answer": shown[label]})
+        response = post_score(client, token, question_id=question_id, label=label, value=value)
         assert response.status_code == 200, response.get_json()
         body = response.get_json()
         return body["progress"]["done"], body["progress"]["total"], body["question"]["scored"], body["question"]["total"]

@@ -134,5 +134,5 @@ def run_worker(app: Flask, workers: int) -> None:
 
 
 def _consumer(app: Flask, kind: type[PacedConsumer], **options) -> PacedConsumer:
-    return kind(app.extensions["huey"], recovery_seconds=app.config.get("LEVAL_RECOVERY_SECONDS", 60),
+    return kind(app.extensions["huey"], recovery_seconds=app.config["LEVAL_RECOVERY_SECONDS"],
                 worker_type="thread", periodic=True, initial_delay=0.05, max_delay=1.0, **options)
