@@ -276,6 +276,8 @@ def test_admin_creates_an_annotator_who_can_start_scoring(live_server, browser):
         password = admin.locator("#one-time-password").inner_text()
         screenshot(admin, "admin-password-once")
         admin.get_by_role("link", name="Done").click()
+        # The list of accounts has loaded (a screenshot taken mid-navigation fails in Chromium).
+        expect(admin.get_by_role("button", name="Deactivate hana")).to_be_visible()
         screenshot(admin, "admin-users")
 
         annotator = annotator_context.new_page()
