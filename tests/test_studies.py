@@ -21,7 +21,7 @@ from app.models import (
 from app.services.accounts import create_user
 from app.services.importers import import_path
 from app.services.results import analyse
-from app.services.studies.setup import StudySpec, create_study, set_status
+from app.services.studies.setup import StudySpec, create_study, set_status, set_systems
 from tests.conftest import PASSWORDS, AuthActions
 from tests.scoring_helpers import ANSWERS_RE, post_score
 from tests.support.study_data import SYSTEMS, replace_answer, write_study_set
@@ -293,7 +293,7 @@ def test_overlap_two_of_three_annotators_shares_every_answer_evenly(app, tmp_pat
 
 
 def test_a_save_reports_progress_over_the_annotators_own_shown_answers(app, tmp_path):
-    """With overlap only the assigned questions count, and an answer taken out of the study counts nowhere."""
+    """With overlap only the assigned questions count, and the answers of a system taken out count nowhere."""
     folder = write_study_set(tmp_path / "data", documents=3, questions_each=4)
     with app.app_context():
         people = [create_user(name, f"{name}-pass-12345", "annotator").id for name in ("ada", "ben", "cai")]
@@ -310,21 +310,27 @@ def test_a_save_reports_progress_over_the_annotators_own_shown_answers(app, tmp_
         body = response.get_json()
         return body["progress"]["done"], body["progress"]["total"], body["question"]["scored"], body["question"]["total"]
 
+    # The system behind A on the first question is taken out later; on the second question, its
+    # answer (`gone`) and another one (`kept`) are scored first.
+    with app.app_context():
+        system_of = dict(db.session.execute(select(Answer.sha256, Answer.system_id)
+                                            .where(Answer.question_id.in_([first, second]))).all())
+    leaving = system_of[page_answers(client, study_id, first)[1]["A"]]
+    by_system = {system_of[sha]: label for label, sha in page_answers(client, study_id, second)[1].items()}
+    gone, kept = by_system[leaving], next(label for system, label in by_system.items() if system != leaving)
+
     assert save(first, "A", 4) == (1, 32, 1, 4)
     assert save(first, "B", 2) == (2, 32, 2, 4)
     assert save(first, "B", 3) == (2, 32, 2, 4)  # a changed score is not another one
-    assert save(second, "D", 5) == (3, 32, 1, 4)
-    # Take the scored answer A of the first question and an unscored one of the second out of the study.
-    _, first_answers = page_answers(client, study_id, first)
-    _, second_answers = page_answers(client, study_id, second)
+    assert save(second, kept, 5) == (3, 32, 1, 4)
+    assert save(second, gone, 1) == (4, 32, 2, 4)
     with app.app_context():
-        for sha in (first_answers["A"], second_answers["B"]):
-            slot = db.session.scalars(select(StudyAnswer).join(Answer, Answer.id == StudyAnswer.answer_id)
-                                      .where(StudyAnswer.study_id == study_id, Answer.sha256 == sha)).one()
-            slot.excluded = True
+        study = db.session.get(Study, study_id)
+        set_systems(study, [s for s in db.session.scalars(select(System.id)) if s != leaving])
         db.session.commit()
-    assert save(first, "C", 1) == (3, 30, 2, 3)  # B and C here, D on the second question; A no longer counts
-    assert "3 of 30" in client.get(f"/annotate/{study_id}/done").get_data(as_text=True)
+    # Each of ada's 8 questions has 3 answers left. Done: B and C here, `kept` on the second question.
+    assert save(first, "C", 1) == (3, 24, 2, 3)
+    assert "3 of 24" in client.get(f"/annotate/{study_id}/done").get_data(as_text=True)
 
 
 def test_overlap_without_enough_annotators_is_refused(app, tmp_path):
