@@ -418,3 +418,42 @@ def test_queue_tables_arrive_on_a_scored_database_and_leave_it_as_it_was(tmp_pat
         upgrade()
         db.session.remove()
         db.engine.dispose()
+
+
+BEFORE_NAMED_ENDPOINTS = "118180ca1003"
+
+
+@pytest.mark.parametrize("admin_ran, expected", [
+    (True, {"endpoint.generation.base_url": "http://127.0.0.1:8001/v1",
+            "endpoint.generation.api_key": "sk-old-generation-key-000",
+            "endpoint.generation.api_key_origin": "http://127.0.0.1:8001"}),
+    (False, {}),
+])
+def test_the_old_generation_key_is_bound_to_an_admins_endpoint_or_dropped(tmp_path, admin_ran, expected):
+    """The unbound key keeps only the address an admin's newest run used; a researcher's run binds nothing."""
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=FIRST_SCHEMA)
+        with db.engine.begin() as connection:
+            seed_first_schema(connection)
+        upgrade(revision=BEFORE_NAMED_ENDPOINTS)
+        with db.engine.begin() as connection:
+            now = "2026-01-02 03:04:05.000000"
+            connection.execute(text("INSERT INTO users (id, username, password_hash, role, active, created_at) "
+                                    "VALUES (2, 'boss', 'x', :role, TRUE, :now), (3, 'res', 'x', 'researcher', TRUE, :now)"),
+                               {"now": now, "role": "admin" if admin_ran else "researcher"})
+            for run_id, user_id, url in ((1, 2, "http://127.0.0.1:8001/v1"), (2, 3, "http://evil.example:9/v1")):
+                connection.execute(text(
+                    "INSERT INTO generation_runs (id, system_name, spec, manifest, questions, answered, created_by_id, "
+                    "created_at) VALUES (:id, 's', :spec, '{}', 0, 0, :user, :now)"),
+                    {"id": run_id, "user": user_id, "now": now, "spec": '{"base_url": "%s"}' % url})
+            connection.execute(text("INSERT INTO settings (key, value, updated_at) VALUES "
+                                    "('generate.api_key', 'sk-old-generation-key-000', :now), ('judge.model', 'gpt-4', :now)"),
+                               {"now": now})
+        upgrade()
+        with db.engine.connect() as connection:
+            rows = dict(connection.execute(text("SELECT key, value FROM settings")).all())
+            assert rows == {"judge.model": "gpt-4", **expected}
+            assert connection.execute(text("SELECT value, comment FROM scores")).one() == (4, "good")
+            assert connection.execute(text("SELECT count(*) FROM generation_runs")).scalar() == 2
+        db.engine.dispose()

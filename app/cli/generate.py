@@ -12,6 +12,7 @@ from ..models import GenerationRun
 from ..services.generation import runs, store
 from ..services.generation.prompt_versions import PromptError, by_version
 from ..services.generation.spec import GenerationError, RunSpec, default_system_name, prepare
+from ..services.llm import endpoints
 from .database import upgrade_database
 
 # Spec fields that do not change the answers: a run may be resumed with other values.
@@ -20,7 +21,10 @@ _NOT_CONTENT = ("concurrency", "budget_usd")
 
 @click.command("generate")
 @with_appcontext
-@click.option("--base-url", required=True, help="The server's OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1.")
+@click.option("--endpoint", "endpoint_name", default=None,
+              help="A configured endpoint's name (Generate → Endpoints, or judge): its base URL and its key.")
+@click.option("--base-url", default=None, help="Or a server's OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1; "
+              "OPENAI_API_KEY is sent only when this is OPENAI_BASE_URL's address.")
 @click.option("--model", required=True, help="The model name to send.")
 @click.option("--questions", "question_set", default="human_eval", show_default=True,
               help="human_eval, demo, gpt4 (96), gpt35 (181), authored, task:<name>, auto:<name>, "
@@ -42,20 +46,24 @@ _NOT_CONTENT = ("concurrency", "budget_usd")
 @click.option("--budget-usd", type=click.FloatRange(min=0, min_open=True), default=None)
 @click.option("--dry-run", is_flag=True, help="Print the estimate of calls and tokens; call nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
-def generate_command(base_url, model, question_set, system_name, existing_system, length_instruction, context_tokens,
+def generate_command(endpoint_name, base_url, model, question_set, system_name, existing_system, length_instruction, context_tokens,
                      max_tokens, temperature, seed, truncation, prompt_version, concurrency, budget_usd, dry_run,
                      as_json):
-    """Answer a question set and store the answers as a system (the API key comes from OPENAI_API_KEY).
+    """Answer a question set and store the answers as a system, through --endpoint or --base-url.
 
     Calls are cached by content: running the same command again makes no call, and a run that
     was interrupted continues where it stopped. The metrics job is queued for the new system.
     """
     upgrade_database()
+    if (endpoint_name is None) == (base_url is None):
+        raise click.UsageError("give either --endpoint NAME or --base-url URL")
     try:
         prompt_id = by_version(prompt_version).id if prompt_version else None
-    except PromptError as exc:
+        if endpoint_name is not None:
+            base_url = endpoints.load(endpoint_name).effective_base_url
+    except (PromptError, endpoints.SettingsError) as exc:
         raise click.ClickException(str(exc)) from None
-    spec = RunSpec(base_url=base_url, model=model, question_set=question_set,
+    spec = RunSpec(endpoint=endpoint_name or "", base_url=base_url, model=model, question_set=question_set,
                    system_name=system_name or default_system_name(model, length_instruction, context_tokens),
                    prompt_id=prompt_id, length_instruction=length_instruction, context_tokens=context_tokens,
                    max_tokens=max_tokens, temperature=temperature, seed=seed, truncation=truncation,

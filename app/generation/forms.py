@@ -10,8 +10,7 @@ from ..services.generation.spec import MAX_CONCURRENCY, TRUNCATIONS
 
 
 class LaunchForm(FlaskForm):
-    base_url = StringField("Base URL", validators=[DataRequired(), Storable(limit=500)])
-    api_key = PasswordField("API key", validators=[Optional(), Storable(limit=500)])
+    endpoint = SelectField("Endpoint", validators=[DataRequired()])
     model = StringField("Model", validators=[DataRequired(), Storable(column=GenerationCall.model)])
     question_set = SelectField("Questions", validators=[DataRequired()])
     system_name = StringField("Store as system", validators=[Optional(), Storable(column=GenerationRun.system_name)])
@@ -28,3 +27,14 @@ class LaunchForm(FlaskForm):
     budget_usd = FloatField("Budget (USD)", validators=[Optional(), NumberRange(min=0.000001)])
     estimate = SubmitField("Estimate (dry run)")
     launch = SubmitField("Start")
+
+
+class EndpointForm(FlaskForm):
+    """An admin's named endpoint: a base URL and the key that belongs to it."""
+
+    name = StringField("Name", validators=[DataRequired(), Storable(limit=32)])
+    base_url = StringField("Base URL", validators=[DataRequired(), Storable(limit=500)])
+    api_key = PasswordField("API key", validators=[Optional(), Storable(limit=500)])
+    clear_api_key = BooleanField("Remove the saved key")
+    save = SubmitField("Save endpoint")
+    remove = SubmitField("Remove endpoint")

@@ -8,15 +8,15 @@ from wtforms import SelectChoice
 from ..extensions import db
 from ..generate import manifest as manifests
 from ..generate.prompts import LENGTH_WORDINGS, SYSTEM_KEYS, TEMPLATE_KEYS
-from ..llm.client import mask_api_key
 from ..models import GenerationRun, Job
-from ..security import staff_required
+from ..security import roles_required, staff_required
 from ..services.generation import prompt_versions, runs, store
 from ..services.question_sets import available_sets
-from ..services.generation.spec import GenerationError, RunSpec, api_key, default_system_name, save_api_key
+from ..services.generation.spec import GenerationError, RunSpec, default_system_name
 from ..services.jobs import DuplicateJob
+from ..services.llm import endpoints
 from .blueprint import bp
-from .forms import LaunchForm
+from .forms import EndpointForm, LaunchForm
 
 RUNS_SHOWN = 100
 
@@ -28,6 +28,7 @@ def _form() -> tuple[LaunchForm, list[dict]]:
                                                + (f" of L-Eval's {s['expected']})" if s["expected"] else ")"))
                                   for s in sets]
     form.prompt_id.choices = [SelectChoice(p.id, f"{p.name} v{p.version}") for p in prompt_versions.list_versions()]
+    form.endpoint.choices = [SelectChoice(e.name, e.label) for e in endpoints.configured()]
     if not form.is_submitted():
         form.prompt_id.data = prompt_versions.current().id
         form.question_set.data = "human_eval"
@@ -36,8 +37,12 @@ def _form() -> tuple[LaunchForm, list[dict]]:
 
 def _spec(form: LaunchForm) -> RunSpec:
     model = form.model.data.strip()
+    try:  # the URL is the admin's configured one: a researcher only names the endpoint
+        endpoint = endpoints.load(form.endpoint.data)
+    except endpoints.UnknownEndpoint as exc:
+        raise GenerationError(str(exc)) from None
     return RunSpec(
-        base_url=form.base_url.data.strip(), model=model, question_set=form.question_set.data,
+        endpoint=endpoint.name, base_url=endpoint.effective_base_url, model=model, question_set=form.question_set.data,
         system_name=(form.system_name.data or "").strip()
         or default_system_name(model, form.length_instruction.data, form.context_tokens.data),
         prompt_id=form.prompt_id.data, length_instruction=bool(form.length_instruction.data),
@@ -60,8 +65,6 @@ def index():
     form, sets = _form()
     estimate = None
     if form.validate_on_submit():
-        if form.api_key.data:
-            save_api_key(form.api_key.data.strip())
         try:
             spec = _spec(form)
             if form.launch.data:
@@ -75,8 +78,43 @@ def index():
             flash(str(exc), "error")
     elif form.is_submitted():
         flash("Check the highlighted fields.", "error")
-    return render_template("generation/index.html", form=form, sets=sets, estimate=estimate, runs=_runs(),
-                           masked_key=mask_api_key(api_key()))
+    return render_template("generation/index.html", form=form, sets=sets, estimate=estimate, runs=_runs())
+
+
+@bp.get("/endpoints")
+@staff_required
+def endpoint_list():
+    return render_template("generation/endpoints.html", endpoints=endpoints.configured(), form=EndpointForm(),
+                           is_admin=current_user.role == "admin")
+
+
+@bp.post("/endpoints")
+@roles_required("admin")
+def endpoint_save():
+    form = EndpointForm()
+    status = 400
+    if form.validate_on_submit():
+        try:
+            name = endpoints.check_name(form.name.data)
+            if name == endpoints.JUDGE_ENDPOINT:
+                raise endpoints.SettingsError("endpoint name: the judge's endpoint is set on Judge → Settings")
+            if form.remove.data:
+                endpoints.remove(name, may_change=True)
+                flash(f"Endpoint {name} removed with its key.", "info")
+            else:
+                dropped = endpoints.save(name, base_url=form.base_url.data, api_key=form.api_key.data or None,
+                                         clear_api_key=form.clear_api_key.data, may_change=True)
+                flash(f"Endpoint {name} saved.", "info")
+                if dropped:
+                    flash("Its saved API key was removed because the base URL changed: enter the key again "
+                          "to use it with the new address.", "warning")
+            return redirect(url_for("generation.endpoint_list"))
+        except endpoints.SettingsError as exc:
+            flash(str(exc), "error")
+    else:
+        flash("Check the highlighted fields.", "error")
+    return render_template("generation/endpoints.html", endpoints=endpoints.configured(), form=form,
+                           is_admin=True), status
 
 
 def _run_or_404(run_id: int) -> GenerationRun:

@@ -17,12 +17,11 @@ from ...generate import plan as plans
 from ...generate.prompts import combine_fact
 from ...llm import pricing
 from ...llm.batch import Call, Reply, Usage, run_calls
-from ...llm.client import make_client
 from ...models import GenerationRun, Job, System
 from ..jobs import JobCancelled, JobContext, submit_job
 from ..jobs.lifecycle import DuplicateJob, enqueue
 from . import store
-from .spec import JOB_KIND, GenerationError, Prepared, RunSpec, api_key, prepare
+from .spec import JOB_KIND, GenerationError, Prepared, RunSpec, client_for, prepare
 
 USAGE_KEYS = ("api_calls", "cached", "errors", "prompt_tokens", "completion_tokens", "cost_usd")
 
@@ -146,7 +145,7 @@ def execute(prepared: Prepared, run: GenerationRun, *, cancel: threading.Event |
              for q in todo
              for part, (key, messages) in enumerate(zip(q.keys, [q.prompt.messages, q.prompt.followup_messages()]))]
     if client is None:
-        client = make_client(spec.base_url, api_key())
+        client = client_for(spec)
     outcome.usage = run_calls(
         client, calls, model=spec.model, on_reply=on_reply, from_cache=from_cache,
         temperature=float(spec.temperature), max_tokens=spec.max_tokens, seed=spec.seed,

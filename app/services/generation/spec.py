@@ -1,7 +1,6 @@
 """What a generation run is asked to do, checked, and planned against the database's questions."""
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import asdict, dataclass, fields
 
@@ -10,14 +9,14 @@ from ...generate import manifest as manifests
 from ...generate import plan as plans
 from ...generate import tokens
 from ...generate.prompts import PromptProfile, Question
-from ...models import GenerationPrompt, Setting
+from ...models import GenerationPrompt
 from . import prompt_versions
+from ..llm import endpoints
 from ..question_sets import QuestionSetError, documents_for, select_questions
 
 JOB_KIND = "generate"
 TRUNCATIONS = ("leval", "fit")
 MAX_CONCURRENCY = 64
-API_KEY_SETTING = "generate.api_key"
 _SYSTEM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,119}$")
 
 
@@ -43,6 +42,8 @@ class RunSpec:
     concurrency: int = 8
     budget_usd: float | None = None
     existing_system: bool = False  # store the answers as new answer versions of this existing system
+    # The admin-configured endpoint the run calls ("" for a command-line run's own --base-url).
+    endpoint: str = ""
 
     def params(self) -> dict:
         return asdict(self)
@@ -87,19 +88,11 @@ def check_spec(spec: RunSpec) -> None:
         raise GenerationError("context tokens: the context must hold more than the answer's max tokens")
 
 
-def api_key() -> str | None:
-    """The generation endpoint's key: the saved one, else OPENAI_API_KEY (never in params or manifests)."""
-    row = db.session.get(Setting, API_KEY_SETTING)
-    return (row.value if row is not None and row.value else None) or os.environ.get("OPENAI_API_KEY") or None
-
-
-def save_api_key(value: str | None) -> None:
-    row = db.session.get(Setting, API_KEY_SETTING)
-    if row is None:
-        db.session.add(Setting(key=API_KEY_SETTING, value=value or ""))
-    else:
-        row.value = value or ""
-    db.session.commit()
+def client_for(spec: RunSpec):
+    """The run's client, with the key of the endpoint it names (never a key saved for another origin)."""
+    if spec.endpoint:
+        return endpoints.client_for(spec.endpoint, expected_base_url=spec.base_url)
+    return endpoints.adhoc(spec.base_url).client()
 
 
 @dataclass

@@ -4,17 +4,14 @@ Environment variables OPENAI_BASE_URL and OPENAI_API_KEY are the defaults; a val
 in the settings page wins. The key is stored so the worker can use it, but it is never
 rendered back, logged, put in job params or exported: pages show `masked_key` only.
 
-A key belongs to the endpoint it was entered for (scheme, host and port; the environment's key
-to the environment's base URL): it is never sent anywhere else. Changing the base URL removes
-the saved key unless a key is entered in the same form, and only admins change either.
+The base URL and the key are the "judge" endpoint's, whose rules (who may change them, where a
+key may go) have one owner: `services/llm/endpoints.py`.
 """
 from __future__ import annotations
 
 import json
 import math
-import os
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
@@ -22,40 +19,20 @@ from sqlalchemy import select
 from ..input_rules import text_problem
 from ...extensions import db
 from ...models import Setting
-from ...judge import DEFAULT_PRICES, ModelPrice, make_client, mask_api_key
+from ...judge import DEFAULT_PRICES, ModelPrice
 from ...judge.runner import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S
-from ...llm.client import LOCAL_SERVER_PLACEHOLDER_KEY
+from ..llm import endpoints
+from ..llm.endpoints import EndpointChangeNotAllowed, SettingsError, endpoint_origin
 
 if TYPE_CHECKING:
     import openai
 
 PREFIX = "judge."
-KEYS = ("base_url", "api_key", "api_key_origin", "model", "baseline", "max_retries", "timeout_s", "prices")
-# Where the openai client sends requests when no base URL is set.
-OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+KEYS = ("base_url", "model", "baseline", "max_retries", "timeout_s", "prices")
 DEFAULT_JUDGE_MODEL = "gpt-4"
 # L-Eval reports win rates against this system unless told otherwise.
 LEVAL_BASELINE = "turbo-16k-0613"
 MAX_CONCURRENCY = 64
-
-
-class SettingsError(ValueError):
-    """A settings value that cannot be saved."""
-
-
-class EndpointChangeNotAllowed(SettingsError):
-    """Someone other than an admin tried to change the base URL or the API key."""
-
-
-def endpoint_origin(base_url: str) -> str:
-    """The scheme, host and port requests to a base URL go to (OpenAI's when it is empty)."""
-    parts = urlsplit(base_url.strip() or OPENAI_DEFAULT_BASE_URL)
-    scheme = parts.scheme.lower()
-    try:
-        port = parts.port
-    except ValueError:  # a port that is not a number: nothing a key could be bound to
-        port = None
-    return f"{scheme}://{(parts.hostname or '').lower()}:{port or {'http': 80, 'https': 443}.get(scheme, '')}"
 
 
 @dataclass(frozen=True)
@@ -73,17 +50,18 @@ class JudgeSettings:
     key_withheld_for: str = ""
 
     @property
+    def endpoint(self) -> endpoints.Endpoint:
+        return endpoints.Endpoint(endpoints.JUDGE_ENDPOINT, self.base_url, self.api_key, self.base_url_source,
+                                  self.api_key_source, self.key_withheld_for)
+
+    @property
     def masked_key(self) -> str:
         """Return the key's display form, never the key itself."""
-        return mask_api_key(self.api_key)
+        return self.endpoint.masked_key
 
     def client(self) -> "openai.OpenAI":
         """Build the OpenAI client for these settings (retries honour Retry-After)."""
-        if not self.api_key and not self.base_url:
-            raise ValueError("no API key: set OPENAI_API_KEY or configure a key in the settings")
-        # Never None: the client would read OPENAI_API_KEY itself and send it wherever base_url points.
-        return make_client(self.base_url or OPENAI_DEFAULT_BASE_URL, self.api_key or LOCAL_SERVER_PLACEHOLDER_KEY,
-                           max_retries=self.max_retries, timeout=self.timeout_s)
+        return self.endpoint.client(max_retries=self.max_retries, timeout=self.timeout_s)
 
     def __repr__(self) -> str:  # keep the key out of tracebacks and debug logs
         return f"JudgeSettings(base_url={self.base_url!r}, api_key={self.masked_key!r}, model={self.model!r})"
@@ -98,32 +76,19 @@ def stored_values() -> dict[str, str]:
 def load_settings() -> JudgeSettings:
     """Return the effective settings: saved values over environment over defaults."""
     stored = stored_values()
-    base_url, base_source = _with_env(stored.get("base_url", ""), "OPENAI_BASE_URL")
-    api_key, key_source = _with_env(stored.get("api_key", ""), "OPENAI_API_KEY")
-    if key_source == "settings":  # a key saved before keys were bound: to the endpoint it was saved with
-        key_origin = stored.get("api_key_origin") or endpoint_origin(base_url)
-    else:
-        key_origin = endpoint_origin(os.environ.get("OPENAI_BASE_URL", ""))
-    withheld = key_origin if api_key and key_origin != endpoint_origin(base_url) else ""
+    endpoint = endpoints.load(endpoints.JUDGE_ENDPOINT)
     return JudgeSettings(
-        base_url=base_url,
-        api_key="" if withheld else api_key,
+        base_url=endpoint.base_url,
+        api_key=endpoint.api_key,
         model=stored.get("model") or DEFAULT_JUDGE_MODEL,
         baseline=stored.get("baseline") or "",
         max_retries=int(stored.get("max_retries") or DEFAULT_MAX_RETRIES),
         timeout_s=float(stored.get("timeout_s") or DEFAULT_TIMEOUT_S),
         prices=parse_prices(stored["prices"]) if stored.get("prices") else dict(DEFAULT_PRICES),
-        base_url_source=base_source,
-        api_key_source="" if withheld else key_source,
-        key_withheld_for=withheld,
+        base_url_source=endpoint.base_url_source,
+        api_key_source=endpoint.api_key_source,
+        key_withheld_for=endpoint.key_withheld_for,
     )
-
-
-def _with_env(saved: str, variable: str) -> tuple[str, str]:
-    if saved:
-        return saved, "settings"
-    from_env = os.environ.get(variable, "")
-    return from_env, ("environment" if from_env else "")
 
 
 def parse_prices(text: str) -> dict[str, ModelPrice]:
@@ -153,7 +118,7 @@ def prices_as_json(prices: dict[str, ModelPrice]) -> str:
     return json.dumps({m: [p.prompt_per_million, p.completion_per_million] for m, p in prices.items()}, indent=2)
 
 
-MAX_SETTING_CHARS = 2000  # a URL, a key or a model name; far more is a mistake
+MAX_SETTING_CHARS = 2000  # a model name; far more is a mistake
 
 
 def save_settings(
@@ -175,32 +140,13 @@ def save_settings(
     removes it. Without `may_change_endpoint` (not an admin), changing the base URL or the key
     raises EndpointChangeNotAllowed and nothing is saved.
     """
-    for label, text in (("base URL", base_url), ("API key", api_key), ("model", model), ("baseline", baseline)):
+    for label, text in (("model", model), ("baseline", baseline)):
         problem = text_problem(text, limit=MAX_SETTING_CHARS) if text else None
         if problem:
             raise SettingsError(f"{label} {problem}")
-    stored = stored_values()
     values: dict[str, str] = {}
-    url_changed = False
-    if base_url is not None:
-        base_url = base_url.strip()
-        if base_url and not base_url.startswith(("http://", "https://")):
-            raise SettingsError("base URL must start with http:// or https://")
-        url_changed = base_url != stored.get("base_url", "")
-        values["base_url"] = base_url
-    api_key = (api_key or "").strip()
-    if (url_changed or api_key or clear_api_key) and not may_change_endpoint:
-        raise EndpointChangeNotAllowed("Only an admin may change the base URL or the API key.")
-    key_removed = False
-    if clear_api_key:
-        values["api_key"] = values["api_key_origin"] = ""
-    elif api_key:
-        effective_url = base_url if base_url is not None else stored.get("base_url", "")
-        values["api_key"] = api_key
-        values["api_key_origin"] = endpoint_origin(effective_url or os.environ.get("OPENAI_BASE_URL", ""))
-    elif url_changed and stored.get("api_key"):
-        values["api_key"] = values["api_key_origin"] = ""
-        key_removed = True
+    key_removed = endpoints.stage(endpoints.JUDGE_ENDPOINT, base_url=base_url, api_key=api_key,
+                                  clear_api_key=clear_api_key, may_change=may_change_endpoint)
     if model is not None:
         values["model"] = model.strip()
     if baseline is not None:

@@ -1,0 +1,1 @@
+"""What the LLM features (judge, rater, generation) share: endpoints and their keys."""
