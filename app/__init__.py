@@ -9,10 +9,10 @@ from flask import Flask, g, request
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
-from .config import REPO_ROOT, build_config, instance_path_from_env
-from .extensions import csrf, db, login_manager, migrate
+from app.config import REPO_ROOT, build_config, instance_path_from_env
+from app.extensions import csrf, db, login_manager, migrate
 
-from .version import __version__
+from app.version import __version__
 
 
 def create_app(config: dict | None = None, *, web: bool = True) -> Flask:
@@ -38,10 +38,10 @@ def create_app(config: dict | None = None, *, web: bool = True) -> Flask:
     db.init_app(app)
     migrate.init_app(app, db, directory=str(REPO_ROOT / "migrations"), render_as_batch=True)
 
-    from . import models  # noqa: F401  (the tables)
-    from .services.data_versions import track_changes
-    from .services.jobs.registry import register_job_kinds
-    from .services.jobs.worker import make_huey
+    from app import models  # noqa: F401  (the tables)
+    from app.services.data_versions import track_changes
+    from app.services.jobs.registry import register_job_kinds
+    from app.services.jobs.worker import make_huey
 
     track_changes()
     # Every job kind, by import path: a worker imports a handler the first time it runs one.
@@ -53,7 +53,7 @@ def create_app(config: dict | None = None, *, web: bool = True) -> Flask:
     })
     make_huey(app)
 
-    from .cli import register_cli
+    from app.cli import register_cli
 
     register_cli(app)
     if web:
@@ -68,15 +68,15 @@ def _register_web(app: Flask) -> None:
     login_manager.login_view = "auth.login"
     login_manager.login_message = "Please sign in to continue."
 
-    from . import (
+    from app import (
         admin, annotate, auth, authoring, core, generation, jobs, judging, leaderboard, lveval, predictions, results,
         studies,
     )
-    from .errors import register_error_handlers
-    from .routing import DbIdConverter
-    from .security import init_security
+    from app.errors import register_error_handlers
+    from app.routing import DbIdConverter
+    from app.security import init_security
 
-    from .services.login_limits import LoginLimiter
+    from app.services.login_limits import LoginLimiter
 
     app.extensions["login_limiter"] = LoginLimiter(
         limit=app.config.get("LEVAL_LOGIN_FAILURES_PER_MINUTE", 10), window_seconds=60.0

@@ -17,7 +17,7 @@ from markupsafe import escape
 from sqlalchemy.exc import DataError, DBAPIError
 from werkzeug.exceptions import HTTPException, InternalServerError
 
-from .extensions import db
+from app.extensions import db
 
 # JSON routes: /…/api/…, /…/api, *.json, /leaderboard/json and the question page's document fetch.
 API_PATH = re.compile(r"(^|/)api(/|$)|\.json$|/json$|^/annotate/document/")

@@ -4,7 +4,7 @@ from __future__ import annotations
 from sqlalchemy.orm import InstrumentedAttribute
 from wtforms.validators import ValidationError
 
-from .services.input_rules import text_problem
+from app.services.input_rules import text_problem
 
 
 class Storable:

@@ -6,10 +6,10 @@ from functools import wraps
 from flask import Flask, abort, jsonify, redirect, request, url_for
 from flask_login import current_user
 
-from .errors import is_api_request
-from .extensions import db, login_manager
-from .models import User
-from .routing import is_db_id
+from app.errors import is_api_request
+from app.extensions import db, login_manager
+from app.models import User
+from app.routing import is_db_id
 
 PUBLIC_ENDPOINTS = frozenset({"auth.login", "core.healthz", "static"})
 

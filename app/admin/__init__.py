@@ -1,5 +1,5 @@
 """Admin pages: user accounts."""
-from . import views  # noqa: F401  (their routes)
-from .blueprint import bp
+from app.admin import views  # noqa: F401  (their routes)
+from app.admin.blueprint import bp
 
 __all__ = ["bp"]

@@ -8,12 +8,12 @@ from __future__ import annotations
 from flask import abort, flash, make_response, redirect, render_template, request, url_for
 from flask_login import current_user
 
-from ..extensions import db
-from ..models import User
-from ..models.users import ROLES
-from ..security import roles_required
-from ..services.accounts import AccountError, create_user, generate_password, list_users, reset_password, set_active
-from .blueprint import bp
+from app.extensions import db
+from app.models import User
+from app.models.users import ROLES
+from app.security import roles_required
+from app.services.accounts import AccountError, create_user, generate_password, list_users, reset_password, set_active
+from app.admin.blueprint import bp
 
 
 def _users_page(status: int = 200, **form):

@@ -4,9 +4,9 @@ from __future__ import annotations
 from flask import current_app, jsonify, request
 from flask_login import current_user
 
-from ..services.annotation.documents import document_payload
-from ..services.annotation.scoring import ScoreError, save_from_request
-from .blueprint import bp
+from app.services.annotation.documents import document_payload
+from app.services.annotation.scoring import ScoreError, save_from_request
+from app.annotate.blueprint import bp
 
 DOCUMENT_MAX_AGE = 24 * 3600
 

@@ -7,15 +7,15 @@ from __future__ import annotations
 from flask import abort, redirect, render_template, url_for
 from flask_login import current_user
 
-from ..extensions import db
-from ..models import Study
-from ..services.annotation.pages import load_question_page
-from ..services.annotation.rounds import last_worked_question, open_round
-from ..services.annotation.scoring import RUBRIC, frequencies
-from ..services.annotation.workload import load_workload
-from ..services.studies.assignment import may_annotate
-from ..services.studies.lookup import studies_for
-from .blueprint import bp
+from app.extensions import db
+from app.models import Study
+from app.services.annotation.pages import load_question_page
+from app.services.annotation.rounds import last_worked_question, open_round
+from app.services.annotation.scoring import RUBRIC, frequencies
+from app.services.annotation.workload import load_workload
+from app.services.studies.assignment import may_annotate
+from app.services.studies.lookup import studies_for
+from app.annotate.blueprint import bp
 
 
 def _study(study_id: int) -> Study:

@@ -1,5 +1,5 @@
 """Sign-in and sign-out."""
-from . import views  # noqa: F401  (their routes)
-from .blueprint import bp
+from app.auth import views  # noqa: F401  (their routes)
+from app.auth.blueprint import bp
 
 __all__ = ["bp"]

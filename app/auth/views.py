@@ -7,10 +7,10 @@ import math
 from flask import current_app, flash, redirect, render_template, request, url_for
 from flask_login import current_user, login_user, logout_user
 
-from ..services.accounts import authenticate, end_sessions, prepare_sign_in, record_sign_in
-from ..services.login_limits import address_key, user_key
-from .blueprint import bp
-from .forms import LoginForm
+from app.services.accounts import authenticate, end_sessions, prepare_sign_in, record_sign_in
+from app.services.login_limits import address_key, user_key
+from app.auth.blueprint import bp
+from app.auth.forms import LoginForm
 
 
 def _safe_next(target: str | None) -> str:

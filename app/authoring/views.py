@@ -3,12 +3,12 @@ from __future__ import annotations
 from flask import Response, abort, flash, jsonify, redirect, render_template, request, url_for
 from flask_login import current_user
 
-from ..extensions import db
-from ..models import AuthoredPair, Document
-from ..models.generation import AUTHORED
-from ..security import staff_required
-from ..services import authoring
-from .blueprint import bp
+from app.extensions import db
+from app.models import AuthoredPair, Document
+from app.models.generation import AUTHORED
+from app.security import staff_required
+from app.services import authoring
+from app.authoring.blueprint import bp
 
 MAX_IMPORT_BYTES = 100 * 1024 * 1024
 

@@ -4,9 +4,9 @@ Every function returns a complete <svg> string with all text escaped, so a
 template can embed it with |safe.
 """
 
-from .bars import MeanInterval, distribution_chart, grouped_bar_chart, mean_ci_chart
-from .ranks import rank_chart
-from .scatter import scatter_chart
+from app.charts.bars import MeanInterval, distribution_chart, grouped_bar_chart, mean_ci_chart
+from app.charts.ranks import rank_chart
+from app.charts.scatter import scatter_chart
 
 __all__ = [
     "MeanInterval",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .svg import (
+from app.charts.svg import (
     GRID, INK, SERIES_COLOURS, LinearScale, chart_id, empty_chart, esc, is_number, label_value, legend, line,
     nice_ticks, num, svg_document, text, text_width, truncate,
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .svg import INK, SCORE_COLOURS, chart_id, empty_chart, esc, is_number, label_value, num, svg_document, text
+from app.charts.svg import INK, SCORE_COLOURS, chart_id, empty_chart, esc, is_number, label_value, num, svg_document, text
 
 EMPTY_CELL = "#f2f2f2"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .svg import (
+from app.charts.svg import (
     GRID,
     INK,
     SERIES_COLOURS,

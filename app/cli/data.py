@@ -9,13 +9,13 @@ import click
 from flask import current_app
 from flask.cli import with_appcontext
 
-from ..services import demo, summary
-from ..services.download import DownloadError, download_human_eval
-from ..metrics.files import FileFormatError
-from ..services.importers import ImportReport, import_path
-from ..metrics.files import describe
-from ..services.importers.runner import find_files
-from .database import upgrade_database
+from app.services import demo, summary
+from app.services.download import DownloadError, download_human_eval
+from app.metrics.files import FileFormatError
+from app.services.importers import ImportReport, import_path
+from app.metrics.files import describe
+from app.services.importers.runner import find_files
+from app.cli.database import upgrade_database
 
 PROGRESS_MIN_BYTES = 4 * 1024 * 1024
 

@@ -20,8 +20,8 @@ def upgrade_database() -> None:
 
 def open_database() -> None:
     """Upgrade the schema and check the file; a damaged or unreachable database stops the start in one line."""
-    from ..extensions import db
-    from ..services.health import integrity_problem
+    from app.extensions import db
+    from app.services.health import integrity_problem
 
     try:
         upgrade_database()
@@ -44,7 +44,7 @@ def startup_lock() -> Iterator[None]:
 
     SQLite needs none: one machine, and its writes already take turns.
     """
-    from ..extensions import db
+    from app.extensions import db
 
     if db.engine.dialect.name != "postgresql":
         yield

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from flask.cli import with_appcontext
 
-from ..services.exports import (
+from app.services.exports import (
     FORMATS,
     IMPORT_FORMATS,
     ROUND_CHOICES,
@@ -21,9 +21,9 @@ from ..services.exports import (
     record_count,
     write_leval_folder,
 )
-from ..metrics.files import describe
-from .database import upgrade_database
-from .studies import command_study
+from app.metrics.files import describe
+from app.cli.database import upgrade_database
+from app.cli.studies import command_study
 
 
 @click.command("export")

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from flask.cli import with_appcontext
 
-from ..metrics.files import FileFormatError, LVEVAL_LEVELS, describe, is_lveval_file_name
+from app.metrics.files import FileFormatError, LVEVAL_LEVELS, describe, is_lveval_file_name
 
 
 def lveval_groups(files: list[Path]) -> dict[Path, list[Path]]:
@@ -23,7 +23,7 @@ def lveval_groups(files: list[Path]) -> dict[Path, list[Path]]:
 
 def lveval_tables(files: list[Path], *, profile: str) -> tuple[list[dict], list[str]]:
     """One entry per model folder: the result.json numbers, result.csv, the averages and the notes."""
-    from ..metrics.lveval_eval import evaluate_folder
+    from app.metrics.lveval_eval import evaluate_folder
 
     entries, errors = [], []
     for folder, paths in lveval_groups(files).items():
@@ -74,8 +74,8 @@ def import_lveval(path: Path, system_name: str, replace: bool, as_json: bool) ->
 
     Each model folder is imported whole or not at all; errors name the file, line and field.
     """
-    from ..services.lveval import import_models
-    from .database import upgrade_database
+    from app.services.lveval import import_models
+    from app.cli.database import upgrade_database
 
     upgrade_database()
     report = import_models(path, system=system_name or None, replace=replace)

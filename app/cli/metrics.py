@@ -8,10 +8,10 @@ from pathlib import Path
 import click
 from flask.cli import with_appcontext
 
-from ..metrics import METRIC_KEYS, PROFILES, evaluate_file
-from ..metrics.evaluate import EVALUATIONS
-from ..metrics.selection import SCOPE_ANALYSIS, SCOPE_COUNTED
-from .lveval import lveval_tables, print_lveval
+from app.metrics import METRIC_KEYS, PROFILES, evaluate_file
+from app.metrics.evaluate import EVALUATIONS
+from app.metrics.selection import SCOPE_ANALYSIS, SCOPE_COUNTED
+from app.cli.lveval import lveval_tables, print_lveval
 
 PROFILE_CHOICES = click.Choice(list(PROFILES))
 
@@ -113,10 +113,10 @@ def score_metrics(system_names: tuple[str, ...], profile: str | None) -> None:
     """Compute metrics for stored predictions now, without the job queue."""
     from sqlalchemy import select
 
-    from ..extensions import db
-    from ..models import System
-    from ..services.metric_scores import score_system
-    from .database import upgrade_database
+    from app.extensions import db
+    from app.models import System
+    from app.services.metric_scores import score_system
+    from app.cli.database import upgrade_database
 
     upgrade_database()
     stmt = select(System).order_by(System.name)

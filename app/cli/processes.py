@@ -17,7 +17,7 @@ import time
 import click
 from flask import Flask
 
-from ..config import REPO_ROOT
+from app.config import REPO_ROOT
 
 RESTART_PAUSE_SECONDS = 1.0
 
@@ -80,6 +80,6 @@ def serve_processes(app: Flask, host: str, port: int, processes: int, threads: i
 
 def serve_inherited(app: Flask, fd: int, threads: int) -> None:
     """A child: serve on the parent's listening socket."""
-    from .wsgi import serve_wsgi
+    from app.cli.wsgi import serve_wsgi
 
     serve_wsgi(app, sockets=[socket.socket(fileno=fd)], threads=threads)

@@ -7,11 +7,11 @@ import click
 from flask.cli import with_appcontext
 from flask import Flask, current_app
 
-from ..services import demo
-from ..services.accounts import ensure_admin
-from ..services.jobs.worker import run_worker, start_workers
-from .database import open_database, startup_lock
-from .processes import serve_inherited, serve_processes
+from app.services import demo
+from app.services.accounts import ensure_admin
+from app.services.jobs.worker import run_worker, start_workers
+from app.cli.database import open_database, startup_lock
+from app.cli.processes import serve_inherited, serve_processes
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 5000
@@ -41,7 +41,7 @@ def _bootstrap(load_demo: bool) -> None:
         if report.failed:
             raise click.ClickException(f"demo data failed to import: {report.failed[0].error}")
         # Score the demo now (a second or two), so the leaderboard is not empty on first start.
-        from ..services.metric_scores import score_unscored_systems
+        from app.services.metric_scores import score_unscored_systems
 
         scored = score_unscored_systems()
         if scored:
@@ -59,9 +59,9 @@ def check_migrated_studies() -> None:
     """Compare the answers of studies made by the migration with their references, once."""
     from sqlalchemy import select
 
-    from ..extensions import db
-    from ..models import Study
-    from ..services.studies.references import refresh
+    from app.extensions import db
+    from app.models import Study
+    from app.services.studies.references import refresh
 
     for study in db.session.scalars(select(Study).where(Study.references_checked.is_(False))):
         refresh(study)
@@ -74,7 +74,7 @@ def run_server(app: Flask, host: str, port: int, *, debug: bool = False, threads
     if debug:
         app.run(host=host, port=port, debug=True, use_reloader=False)
         return
-    from .wsgi import serve_wsgi
+    from app.cli.wsgi import serve_wsgi
 
     serve_wsgi(app, host=host, port=port, threads=threads)
 

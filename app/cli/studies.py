@@ -7,14 +7,14 @@ import click
 from flask.cli import with_appcontext
 from sqlalchemy import select
 
-from ..extensions import db
-from ..models import PredictionFile, Study, System, User
-from ..routing import MAX_DB_ID
-from ..services.studies import deletion, setup
-from ..services.studies.answers import pin_latest
-from ..services.studies.lookup import NoStudy, find_study, require_study, study_rows
-from ..services.studies.overview import study_overview
-from .database import upgrade_database
+from app.extensions import db
+from app.models import PredictionFile, Study, System, User
+from app.routing import MAX_DB_ID
+from app.services.studies import deletion, setup
+from app.services.studies.answers import pin_latest
+from app.services.studies.lookup import NoStudy, find_study, require_study, study_rows
+from app.services.studies.overview import study_overview
+from app.cli.database import upgrade_database
 
 
 def command_study(reference: str | None) -> Study:

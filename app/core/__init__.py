@@ -1,5 +1,5 @@
 """Home page and health check."""
-from . import views  # noqa: F401  (their routes)
-from .blueprint import bp
+from app.core import views  # noqa: F401  (their routes)
+from app.core.blueprint import bp
 
 __all__ = ["bp"]

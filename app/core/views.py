@@ -3,10 +3,10 @@ from __future__ import annotations
 from flask import jsonify, redirect, render_template, url_for
 from flask_login import current_user
 
-from ..errors import RETRY_AFTER_SECONDS
-from ..services import summary
-from ..services.health import check_storage
-from .blueprint import bp
+from app.errors import RETRY_AFTER_SECONDS
+from app.services import summary
+from app.services.health import check_storage
+from app.core.blueprint import bp
 
 
 @bp.get("/healthz")

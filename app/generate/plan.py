@@ -8,9 +8,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Hashable, Iterable, Mapping, Sequence
 
-from . import prompts, truncate
-from .prompts import PromptPlan, PromptProfile, Question
-from .tokens import TokenCounter
+from app.generate import prompts, truncate
+from app.generate.prompts import PromptPlan, PromptProfile, Question
+from app.generate.tokens import TokenCounter
 
 CALL_KEY_SCHEMA = 1
 

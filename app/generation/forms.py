@@ -4,9 +4,9 @@ from wtforms import (
 )
 from wtforms.validators import DataRequired, InputRequired, NumberRange, Optional
 
-from ..form_rules import Storable
-from ..models import GenerationCall, GenerationRun
-from ..services.generation.spec import MAX_CONCURRENCY, TRUNCATIONS
+from app.form_rules import Storable
+from app.models import GenerationCall, GenerationRun
+from app.services.generation.spec import MAX_CONCURRENCY, TRUNCATIONS
 
 
 class LaunchForm(FlaskForm):

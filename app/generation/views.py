@@ -5,18 +5,18 @@ from flask_login import current_user
 from sqlalchemy import select
 from wtforms import SelectChoice
 
-from ..extensions import db
-from ..generate import manifest as manifests
-from ..generate.prompts import LENGTH_WORDINGS, SYSTEM_KEYS, TEMPLATE_KEYS
-from ..models import GenerationRun, Job
-from ..security import roles_required, staff_required
-from ..services.generation import prompt_versions, runs, store
-from ..services.question_sets import available_sets
-from ..services.generation.spec import GenerationError, RunSpec, default_system_name
-from ..services.jobs import DuplicateJob
-from ..services.llm import endpoints
-from .blueprint import bp
-from .forms import EndpointForm, LaunchForm
+from app.extensions import db
+from app.generate import manifest as manifests
+from app.generate.prompts import LENGTH_WORDINGS, SYSTEM_KEYS, TEMPLATE_KEYS
+from app.models import GenerationRun, Job
+from app.security import roles_required, staff_required
+from app.services.generation import prompt_versions, runs, store
+from app.services.question_sets import available_sets
+from app.services.generation.spec import GenerationError, RunSpec, default_system_name
+from app.services.jobs import DuplicateJob
+from app.services.llm import endpoints
+from app.generation.blueprint import bp
+from app.generation.forms import EndpointForm, LaunchForm
 
 RUNS_SHOWN = 100
 

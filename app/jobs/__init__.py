@@ -1,5 +1,5 @@
 """The jobs page and its polling endpoints."""
-from . import views  # noqa: F401  (their routes)
-from .blueprint import bp
+from app.jobs import views  # noqa: F401  (their routes)
+from app.jobs.blueprint import bp
 
 __all__ = ["bp"]

@@ -7,6 +7,6 @@ bp = Blueprint("jobs", __name__)
 @bp.app_template_global()
 def job_row_facts(job) -> dict:
     """The jobs table's system, start and duration of a job (services.jobs.listing.job_facts)."""
-    from ..services.jobs.listing import job_facts
+    from app.services.jobs.listing import job_facts
 
     return job_facts(job)

@@ -3,13 +3,13 @@ from __future__ import annotations
 from flask import abort, flash, jsonify, redirect, render_template, request, url_for
 from sqlalchemy import select
 
-from ..extensions import db
-from ..models import Job
-from ..routing import comma_ids
-from ..security import staff_required
-from ..services.jobs import cancel_job, job_as_dict, resume_job
-from ..services.jobs.listing import STATUSES, JobFilters, job_kinds, job_system_names, list_jobs
-from .blueprint import bp
+from app.extensions import db
+from app.models import Job
+from app.routing import comma_ids
+from app.security import staff_required
+from app.services.jobs import cancel_job, job_as_dict, resume_job
+from app.services.jobs.listing import STATUSES, JobFilters, job_kinds, job_system_names, list_jobs
+from app.jobs.blueprint import bp
 
 PAGE_SIZE = 100
 

@@ -3,7 +3,7 @@
 Pure Python over the `openai` client; no web framework or database imports, so the
 app wires it into background jobs, a DB-backed cache and the settings page.
 """
-from .aggregate import (
+from app.judge.aggregate import (
     Aggregation,
     aggregate,
     bootstrap_ci,
@@ -14,10 +14,10 @@ from .aggregate import (
     leval_win_rate,
     position_consistency,
 )
-from .cache import InMemoryJudgeCache, JudgeCache, cache_key
-from ..llm.pricing import DEFAULT_PRICES, CostEstimate, ModelPrice, cost_usd, price_for
-from .dry_run import estimate
-from .prompt import (
+from app.judge.cache import InMemoryJudgeCache, JudgeCache, cache_key
+from app.llm.pricing import DEFAULT_PRICES, CostEstimate, ModelPrice, cost_usd, price_for
+from app.judge.dry_run import estimate
+from app.judge.prompt import (
     DEFAULT_TEMPLATE,
     LEVAL_INSTRUCTION,
     ORDERS,
@@ -28,8 +28,8 @@ from .prompt import (
     render_pair,
     validate_template,
 )
-from .runner import RunSummary, make_client, mask_api_key, run_judgments
-from .verdict import JudgmentResult, parse_verdict, system_outcome
+from app.judge.runner import RunSummary, make_client, mask_api_key, run_judgments
+from app.judge.verdict import JudgmentResult, parse_verdict, system_outcome
 
 __all__ = [
     "Aggregation",

@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 
-from .prompt import Order
-from .verdict import Outcome, Verdict, system_outcome
+from app.judge.prompt import Order
+from app.judge.verdict import Outcome, Verdict, system_outcome
 
 
 class JudgedVerdict(Protocol):

@@ -6,7 +6,7 @@ import json
 import threading
 from typing import Protocol
 
-from .verdict import JudgmentResult
+from app.judge.verdict import JudgmentResult
 
 CACHE_KEY_SCHEMA = 1  # bump if the key's inputs or canonical form ever change
 

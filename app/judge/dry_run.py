@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..llm.pricing import DEFAULT_COMPLETION_TOKENS_PER_CALL, CostEstimate, PriceTable, estimate_calls
-from .cache import JudgeCache, cache_key
-from .profiles import DEFAULT, PROFILES, JudgeProfile
-from .prompt import ORDERS, PairItem, PromptTemplate, answers_in_order, render
+from app.llm.pricing import DEFAULT_COMPLETION_TOKENS_PER_CALL, CostEstimate, PriceTable, estimate_calls
+from app.judge.cache import JudgeCache, cache_key
+from app.judge.profiles import DEFAULT, PROFILES, JudgeProfile
+from app.judge.prompt import ORDERS, PairItem, PromptTemplate, answers_in_order, render
 
 
 def estimate(

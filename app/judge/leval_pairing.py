@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..metrics.files import FileFormatError, JudgeFileRows, last_prediction_key, prediction_key
-from .prompt import PairItem
+from app.metrics.files import FileFormatError, JudgeFileRows, last_prediction_key, prediction_key
+from app.judge.prompt import PairItem
 
 
 class LevalPairingError(ValueError):

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .prompt import PairItem, PromptTemplate
-from .verdict import Verdict, parse_verdict, parse_verdict_leval
-from ..text import normalize_ws
+from app.judge.prompt import PairItem, PromptTemplate
+from app.judge.verdict import Verdict, parse_verdict, parse_verdict_leval
+from app.text import normalize_ws
 
 DEFAULT = "default"
 LEVAL = "leval"

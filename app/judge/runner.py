@@ -8,14 +8,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..llm.batch import DEFAULT_CONCURRENCY, Call, Reply, Usage, UsageLedger, run_calls
-from ..llm.client import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, make_client, mask_api_key
-from ..llm.pricing import PriceTable
-from .aggregate import Aggregation, aggregate
-from .cache import JudgeCache, cache_key
-from .profiles import DEFAULT, PROFILES, JudgeProfile
-from .prompt import ORDERS, PairItem, PromptTemplate, answers_in_order, render
-from .verdict import JudgmentResult
+from app.llm.batch import DEFAULT_CONCURRENCY, Call, Reply, Usage, UsageLedger, run_calls
+from app.llm.client import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, make_client, mask_api_key
+from app.llm.pricing import PriceTable
+from app.judge.aggregate import Aggregation, aggregate
+from app.judge.cache import JudgeCache, cache_key
+from app.judge.profiles import DEFAULT, PROFILES, JudgeProfile
+from app.judge.prompt import ORDERS, PairItem, PromptTemplate, answers_in_order, render
+from app.judge.verdict import JudgmentResult
 
 if TYPE_CHECKING:
     import openai

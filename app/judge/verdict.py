@@ -5,7 +5,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from .prompt import Order
+from app.judge.prompt import Order
 
 Verdict = Literal["A", "B", "C"]
 Outcome = Literal["win", "loss", "tie", "error"]

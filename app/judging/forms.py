@@ -5,11 +5,11 @@ from wtforms import (
 )
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional
 
-from ..form_rules import Storable
-from ..judge.profiles import DEFAULT as DEFAULT_PROFILE, PROFILES as JUDGE_PROFILES
-from ..judge.runner import DEFAULT_CONCURRENCY
-from ..services.judge_runs.pairs import DEFAULT_SCOPE, SCOPES
-from ..services.judge_runs.settings import MAX_CONCURRENCY
+from app.form_rules import Storable
+from app.judge.profiles import DEFAULT as DEFAULT_PROFILE, PROFILES as JUDGE_PROFILES
+from app.judge.runner import DEFAULT_CONCURRENCY
+from app.services.judge_runs.pairs import DEFAULT_SCOPE, SCOPES
+from app.services.judge_runs.settings import MAX_CONCURRENCY
 
 
 class LaunchForm(FlaskForm):

@@ -6,22 +6,22 @@ from markupsafe import Markup
 from sqlalchemy import select
 from wtforms import SelectChoice
 
-from ..extensions import db
-from ..models import Job, JudgePrompt, System
-from ..security import staff_required
-from ..services.jobs import DuplicateJob
-from ..judge import LEVAL_INSTRUCTION
-from ..services.judge_runs import (
+from app.extensions import db
+from app.models import Job, JudgePrompt, System
+from app.security import staff_required
+from app.services.jobs import DuplicateJob
+from app.judge import LEVAL_INSTRUCTION
+from app.services.judge_runs import (
     JOB_KIND, SCOPES, JudgeRunError, PairError, PromptError, RunSpec, SettingsError, create_version,
     current_prompt, default_baseline, dry_run, judge_jobs, launch, list_prompts, load_settings, run_report,
     save_settings, win_rates,
 )
-from ..judge.profiles import DIFFERENCES, PROFILES as JUDGE_PROFILES, SHARED_DEVIATIONS, get_profile
-from ..services.judge_runs.prompt_versions import ensure_profile_prompt, get_prompt, is_fixed
-from ..services.judge_runs.settings import EndpointChangeNotAllowed, prices_as_json, stored_values
-from ..services.judge_runs.bias import ALL_TASKS, run_bias
-from .blueprint import bp
-from .forms import LaunchForm, PromptForm, SettingsForm
+from app.judge.profiles import DIFFERENCES, PROFILES as JUDGE_PROFILES, SHARED_DEVIATIONS, get_profile
+from app.services.judge_runs.prompt_versions import ensure_profile_prompt, get_prompt, is_fixed
+from app.services.judge_runs.settings import EndpointChangeNotAllowed, prices_as_json, stored_values
+from app.services.judge_runs.bias import ALL_TASKS, run_bias
+from app.judging.blueprint import bp
+from app.judging.forms import LaunchForm, PromptForm, SettingsForm
 
 RUNS_SHOWN = 100
 
@@ -199,7 +199,7 @@ def bias_charts(probes) -> dict[str, Markup]:
 
     The chart function escapes every label itself, so its output is marked safe here, never in a template.
     """
-    from ..charts import mean_ci_chart
+    from app.charts import mean_ci_chart
 
     rows = [(ALL_TASKS, probes.overall), *probes.by_task.items()]
 

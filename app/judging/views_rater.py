@@ -6,18 +6,18 @@ from flask_login import current_user
 from sqlalchemy import select
 from wtforms import SelectChoice
 
-from ..extensions import db
-from ..models import Job, RaterPrompt, Study
-from ..security import staff_required
-from ..services.jobs import DuplicateJob
-from ..services.judge_runs import load_settings
-from ..services.rater_runs import (
+from app.extensions import db
+from app.models import Job, RaterPrompt, Study
+from app.security import staff_required
+from app.services.jobs import DuplicateJob
+from app.services.judge_runs import load_settings
+from app.services.rater_runs import (
     JOB_KIND, RaterPromptError, RaterRunError, RaterSpec, create_rater_version, current_rater_prompt, dry_run,
     launch, list_rater_prompts,
 )
-from ..services.rater_runs.prompts import get_rater_prompt
-from .blueprint import bp
-from .forms import PromptForm, RaterForm
+from app.services.rater_runs.prompts import get_rater_prompt
+from app.judging.blueprint import bp
+from app.judging.forms import PromptForm, RaterForm
 
 RUNS_SHOWN = 50
 

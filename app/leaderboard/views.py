@@ -3,20 +3,20 @@ from __future__ import annotations
 
 from flask import abort, flash, jsonify, redirect, render_template, request, url_for
 
-from ..extensions import db
-from ..metrics import METRIC_KEYS, PROFILES, QUIRKS
-from ..models import System
-from ..security import staff_required
-from ..services.metric_scores import OVERALL, HUMAN_EVAL_BUCKET
-from ..services.metric_scores.leaderboard import (
+from app.extensions import db
+from app.metrics import METRIC_KEYS, PROFILES, QUIRKS
+from app.models import System
+from app.security import staff_required
+from app.services.metric_scores import OVERALL, HUMAN_EVAL_BUCKET
+from app.services.metric_scores.leaderboard import (
     LEADERBOARD_METRICS, METRIC_LABELS, PER_QUESTION_WORD_COUNTS, PRIMARY_ORDER, SUBSET_METRICS, SUBSET_SORTS,
     leaderboard as leaderboard_rows, question_values, sort_rows,
     system_tasks, task_matrix,
 )
-from ..results.params import profile_arg
-from ..services.lveval.tab import lveval_json, lveval_tab
-from ..services.system_keys import save_system_card, system_card
-from .blueprint import bp
+from app.results.params import profile_arg
+from app.services.lveval.tab import lveval_json, lveval_tab
+from app.services.system_keys import save_system_card, system_card
+from app.leaderboard.blueprint import bp
 
 PROFILE_NOTES = {
     "official": "reproduces L-Eval's and LV-Eval's reference scripts, quirks included",

@@ -15,8 +15,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from .client import redact
-from .pricing import PriceTable, cost_usd, price_for, reserved_tokens
+from app.llm.client import redact
+from app.llm.pricing import PriceTable, cost_usd, price_for, reserved_tokens
 
 if TYPE_CHECKING:
     import openai

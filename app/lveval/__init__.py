@@ -1,5 +1,5 @@
 """LV-Eval: level curves, its result table, the context ceiling, needle heatmaps and ablations (staff only)."""
-from . import views  # noqa: F401  (their routes)
-from .blueprint import bp
+from app.lveval import views  # noqa: F401  (their routes)
+from app.lveval.blueprint import bp
 
 __all__ = ["bp"]

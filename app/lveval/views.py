@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from flask import abort, render_template, request
 
-from ..metrics import PROFILES, QUIRKS
-from ..results.params import profile_arg
-from ..security import staff_required
-from ..services.lveval.page import lveval_page
-from .blueprint import bp
+from app.metrics import PROFILES, QUIRKS
+from app.results.params import profile_arg
+from app.security import staff_required
+from app.services.lveval.page import lveval_page
+from app.lveval.blueprint import bp
 
 
 @bp.get("")

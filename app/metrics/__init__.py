@@ -5,10 +5,10 @@ LV-Eval's reference scripts, quirks included; ``fixed`` corrects the quirks
 listed in :data:`QUIRKS` (``paper`` is accepted as an alias of ``fixed``).
 """
 
-from .evaluate import METRIC_KEYS, aggregate, describe_file, evaluate_file, evaluate_rows, read_rows, score_item
-from .lveval import KeywordWarning, keyword_f1
-from .profiles import PROFILES, resolve_profile
-from .quirks import QUIRKS
+from app.metrics.evaluate import METRIC_KEYS, aggregate, describe_file, evaluate_file, evaluate_rows, read_rows, score_item
+from app.metrics.lveval import KeywordWarning, keyword_f1
+from app.metrics.profiles import PROFILES, resolve_profile
+from app.metrics.quirks import QUIRKS
 
 __all__ = [
     "METRIC_KEYS", "PROFILES", "QUIRKS", "KeywordWarning", "aggregate", "describe_file", "evaluate_file",

@@ -5,16 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from .exam import exam_item, task_kind
-from .files import describe_file, is_lveval_row, prediction_key, read_rows
-from .f1 import best_f1
-from .length import length_item, length_summary
-from .lveval import LVEVAL_DATASETS, ROUGE_DATASETS, dataset_name, dataset_settings, keyword_f1
-from .lveval_rows import score_row
-from .lveval_table import file_score
-from .profiles import OFFICIAL, resolve_profile
-from .rouge import best_rouge, geometric_mean
-from .selection import LVEVAL_EVALUATION, plan_file
+from app.metrics.exam import exam_item, task_kind
+from app.metrics.files import describe_file, is_lveval_row, prediction_key, read_rows
+from app.metrics.f1 import best_f1
+from app.metrics.length import length_item, length_summary
+from app.metrics.lveval import LVEVAL_DATASETS, ROUGE_DATASETS, dataset_name, dataset_settings, keyword_f1
+from app.metrics.lveval_rows import score_row
+from app.metrics.lveval_table import file_score
+from app.metrics.profiles import OFFICIAL, resolve_profile
+from app.metrics.rouge import best_rouge, geometric_mean
+from app.metrics.selection import LVEVAL_EVALUATION, plan_file
 
 # File-level metric keys, in display order.
 METRIC_KEYS = ("exact_match", "f1", "rouge1", "rouge2", "rougeL", "rouge_geo", "keyword_f1",

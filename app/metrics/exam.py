@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from .normalize import em_normalize
-from .profiles import FIXED, OFFICIAL, resolve_profile
+from app.metrics.normalize import em_normalize
+from app.metrics.profiles import FIXED, OFFICIAL, resolve_profile
 
 OPTION_TASKS = ("coursera", "quality", "tpo")
 MULTI_ANSWER_TASKS = ("coursera",)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Sequence
 
-from .normalize import f1_normalize, f1_normalize_unicode, split_han_words
-from .profiles import OFFICIAL, resolve_profile
+from app.metrics.normalize import f1_normalize, f1_normalize_unicode, split_han_words
+from app.metrics.profiles import OFFICIAL, resolve_profile
 
 
 def f1_tokens(text: str, profile: str = OFFICIAL) -> list[str]:

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, BinaryIO, Iterator, Sequence
 
-from ..text import is_valid_unicode
-from .lines import MAX_LINE_BYTES, numbered_lines
+from app.text import is_valid_unicode
+from app.metrics.lines import MAX_LINE_BYTES, numbered_lines
 
 # L-Eval's tasks in its own order (closed-ended, then open-ended), as its leaderboard lists them.
 CLOSED_TASKS = ("coursera", "quality", "tpo", "gsm100", "topic_retrieval_longchat", "codeU", "sci_fi")

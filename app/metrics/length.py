@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .normalize import count_words
-from .profiles import OFFICIAL, resolve_profile
+from app.metrics.normalize import count_words
+from app.metrics.profiles import OFFICIAL, resolve_profile
 
 
 def word_count(text: str, profile: str = OFFICIAL) -> int:

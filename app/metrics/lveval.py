@@ -14,10 +14,10 @@ from collections import Counter
 from functools import lru_cache
 from typing import Sequence
 
-from .f1 import f1_from_tokens
-from .files import lveval_dataset
-from .normalize import f1_normalize, has_han, jieba_cut
-from .profiles import OFFICIAL, resolve_profile
+from app.metrics.f1 import f1_from_tokens
+from app.metrics.files import lveval_dataset
+from app.metrics.normalize import f1_normalize, has_han, jieba_cut
+from app.metrics.profiles import OFFICIAL, resolve_profile
 
 # The two word blacklists of LV-Eval's metrics.py.
 BLACKLIST_EN = frozenset((

@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from .files import (FileFormatError, LvevalRow, lveval_name, lveval_sort_key, lveval_text, parse_jsonl,
+from app.metrics.files import (FileFormatError, LvevalRow, lveval_name, lveval_sort_key, lveval_text, parse_jsonl,
                     parse_lveval_row)
-from .lveval_rows import score_row
-from .lveval_table import averages, file_score, result_csv_text, result_json, result_json_text, table
-from .profiles import OFFICIAL, resolve_profile
+from app.metrics.lveval_rows import score_row
+from app.metrics.lveval_table import averages, file_score, result_csv_text, result_json, result_json_text, table
+from app.metrics.profiles import OFFICIAL, resolve_profile
 
 
 @dataclass
@@ -92,7 +92,7 @@ MAX_FILE_ERRORS = 20
 
 def collect_lveval_file(name: str, raw: bytes | BinaryIO) -> tuple[LvevalFile | None, list[FileFormatError]]:
     """Parse a file (bytes or a binary file, read as a stream) reporting every bad line (up to MAX_FILE_ERRORS)."""
-    from .files import iter_jsonl
+    from app.metrics.files import iter_jsonl
 
     try:
         dataset, level = lveval_name(name)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Sequence
 
-from .lveval import BLACKLIST_ZH, normalize_zh, tokens_zh
-from .normalize import jieba_cut
+from app.metrics.lveval import BLACKLIST_ZH, normalize_zh, tokens_zh
+from app.metrics.normalize import jieba_cut
 
 # evaluation.py run as a script has 10 frames above the package's first recursive
 # _recon call; CPython's default recursion limit is 1000.

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .files import lveval_dataset
-from .lveval import LVEVAL_DATASETS, ROUGE_DATASETS, keyword_f1_checked
-from .lveval_rouge import RougeUnavailable, dureader_fixed, dureader_official
-from .profiles import OFFICIAL, resolve_profile
+from app.metrics.files import lveval_dataset
+from app.metrics.lveval import LVEVAL_DATASETS, ROUGE_DATASETS, keyword_f1_checked
+from app.metrics.lveval_rouge import RougeUnavailable, dureader_fixed, dureader_official
+from app.metrics.profiles import OFFICIAL, resolve_profile
 
 NOTE_STRING_ANSWERS = "answers is a string, so LV-Eval's loop scores against its first character"
 NOTE_NO_ANSWERS = "answers is empty: LV-Eval's loop never runs and the row scores 0"

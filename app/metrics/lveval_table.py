@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 
-from .files import LVEVAL_LEVELS, lveval_sort_key
+from app.metrics.files import LVEVAL_LEVELS, lveval_sort_key
 
 Cell = tuple[str, str]  # (dataset, level)
 

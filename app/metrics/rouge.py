@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Sequence
 
-from .normalize import rouge_tokens_ascii, rouge_tokens_unicode
-from .profiles import OFFICIAL, resolve_profile
+from app.metrics.normalize import rouge_tokens_ascii, rouge_tokens_unicode
+from app.metrics.profiles import OFFICIAL, resolve_profile
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .profiles import OFFICIAL, resolve_profile
+from app.metrics.profiles import OFFICIAL, resolve_profile
 
 # auto_eval.py's SUPPORT_METRICS, spelled as it compares them.
 COUNTED_EVALUATIONS = ("f1", "rouge", "exam")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from .f1 import token_f1
-from .profiles import FIXED
+from app.metrics.f1 import token_f1
+from app.metrics.profiles import FIXED
 
 NEAR_IDENTICAL_F1 = 0.95
 Match = Literal["identical", "near-identical"]

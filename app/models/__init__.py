@@ -1,17 +1,17 @@
 """Typed SQLAlchemy 2.0 models for the whole product."""
-from .corpus import Document, LvevalItem, Prediction, PredictionFile, Question, Reference, System, UploadBatch
-from .generation import AuthoredPair, GenerationAnswer, GenerationCall, GenerationPrompt, GenerationRun
-from .jobs import Job
-from .judging import JudgePrompt, LLMJudgment
-from .metrics import MetricAggregate, MetricResult
-from .queue import QueueCounter, QueueSchedule, QueueTask, QueueValue
-from .rating import LLMRating, RaterPrompt
-from .scoring import AnnotationRound, QuestionView, Score, ScoreRevision
-from .studies import (
+from app.models.corpus import Document, LvevalItem, Prediction, PredictionFile, Question, Reference, System, UploadBatch
+from app.models.generation import AuthoredPair, GenerationAnswer, GenerationCall, GenerationPrompt, GenerationRun
+from app.models.jobs import Job
+from app.models.judging import JudgePrompt, LLMJudgment
+from app.models.metrics import MetricAggregate, MetricResult
+from app.models.queue import QueueCounter, QueueSchedule, QueueTask, QueueValue
+from app.models.rating import LLMRating, RaterPrompt
+from app.models.scoring import AnnotationRound, QuestionView, Score, ScoreRevision
+from app.models.studies import (
     Answer, Study, StudyAnnotator, StudyAnswer, StudyAssignment, StudyHiddenReference, StudyQuestion, StudySystem,
 )
-from .users import LoginAttempt, Setting, User
-from .versions import DataVersion
+from app.models.users import LoginAttempt, Setting, User
+from app.models.versions import DataVersion
 
 __all__ = [
     "Answer", "Study", "StudyAnnotator", "StudyAnswer", "StudyAssignment", "StudyHiddenReference", "StudyQuestion",

@@ -6,8 +6,8 @@ from datetime import datetime
 from sqlalchemy import Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from ..extensions import db
-from .base import created_at_column
+from app.extensions import db
+from app.models.base import created_at_column
 
 # Collections keep the human-evaluation subset apart from the full task files:
 # the same long text can appear in both, with different question sets.

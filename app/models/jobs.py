@@ -6,8 +6,8 @@ from datetime import datetime
 from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from ..extensions import db
-from .base import created_at_column
+from app.extensions import db
+from app.models.base import created_at_column
 
 JOB_STATUSES = ("queued", "running", "done", "failed", "cancelled")
 ACTIVE_STATUSES = ("queued", "running")

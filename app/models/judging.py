@@ -6,8 +6,8 @@ from datetime import datetime
 from sqlalchemy import Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from ..extensions import db
-from .base import created_at_column
+from app.extensions import db
+from app.models.base import created_at_column
 
 
 class JudgePrompt(db.Model):

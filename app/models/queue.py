@@ -7,7 +7,7 @@ from __future__ import annotations
 from sqlalchemy import Float, Index, Integer, LargeBinary, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from ..extensions import db
+from app.extensions import db
 
 
 class QueueTask(db.Model):

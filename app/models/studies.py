@@ -6,8 +6,8 @@ from datetime import datetime
 from sqlalchemy import JSON, Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from ..extensions import db
-from .base import created_at_column
+from app.extensions import db
+from app.models.base import created_at_column
 
 STUDY_STATUSES = ("draft", "open", "closed")
 # What to do when an answer repeats a reference shown beside it: hide that reference on that

@@ -8,8 +8,8 @@ from sqlalchemy import Boolean, CheckConstraint, DateTime, Float, Integer, Strin
 from sqlalchemy.orm import Mapped, mapped_column
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from ..extensions import db
-from .base import created_at_column, utcnow
+from app.extensions import db
+from app.models.base import created_at_column, utcnow
 
 ROLES = ("admin", "researcher", "annotator")
 STAFF_ROLES = ("admin", "researcher")

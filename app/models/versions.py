@@ -4,7 +4,7 @@ from __future__ import annotations
 from sqlalchemy import Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from ..extensions import db
+from app.extensions import db
 
 
 class DataVersion(db.Model):

@@ -1,5 +1,5 @@
 """Prediction uploads: upload, preview, confirm; and the metric jobs they start."""
-from . import views  # noqa: F401  (their routes)
-from .blueprint import bp
+from app.predictions import views  # noqa: F401  (their routes)
+from app.predictions.blueprint import bp
 
 __all__ = ["bp"]

@@ -4,20 +4,20 @@ from flask import current_app, flash, jsonify, redirect, render_template, reques
 from flask_login import current_user
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from ..extensions import db
-from ..models import System
-from ..routing import comma_ids
-from ..security import staff_required
-from ..metrics.files import FileFormatError
-from ..services.jobs import DuplicateJob
-from ..services.metric_scores import submit_for_systems, submit_metrics_job
-from ..services.uploads import (
+from app.extensions import db
+from app.models import System
+from app.routing import comma_ids
+from app.security import staff_required
+from app.metrics.files import FileFormatError
+from app.services.jobs import DuplicateJob
+from app.services.metric_scores import submit_for_systems, submit_metrics_job
+from app.services.uploads import (
     AlreadyImported, ImportConflict, NothingToImport, StagingError, confirm_upload, discard_batch, load_batch,
     preview_upload,
 )
-from ..services.uploads.long_answers import MAX_HUMAN_ANSWER_CHARS, set_long_answers
-from ..services.uploads.overview import metric_jobs, metric_status, systems_overview
-from .blueprint import bp
+from app.services.uploads.long_answers import MAX_HUMAN_ANSWER_CHARS, set_long_answers
+from app.services.uploads.overview import metric_jobs, metric_status, systems_overview
+from app.predictions.blueprint import bp
 
 
 def _max_upload_mb() -> float:

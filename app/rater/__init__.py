@@ -4,8 +4,8 @@ Pure Python over the `openai` client (through app.llm); no web framework or data
 The rater scores one answer at a time on the annotators' 1–5 rubric, from the question and the
 references the annotators see: never the document, as the pairwise judge never sees it.
 """
-from .prompt import DEFAULT_RATER_TEMPLATE, RaterTemplate, RatingItem, render, validate_template
-from .runner import RatingResult, RatingSummary, InMemoryRatingCache, parse_score, rating_key, run_ratings
+from app.rater.prompt import DEFAULT_RATER_TEMPLATE, RaterTemplate, RatingItem, render, validate_template
+from app.rater.runner import RatingResult, RatingSummary, InMemoryRatingCache, parse_score, rating_key, run_ratings
 
 __all__ = [
     "DEFAULT_RATER_TEMPLATE", "InMemoryRatingCache", "RaterTemplate", "RatingItem", "RatingResult", "RatingSummary",

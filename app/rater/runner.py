@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
-from ..llm.batch import DEFAULT_CONCURRENCY, Call, Reply, Usage, run_calls
-from ..llm.pricing import PriceTable
-from .prompt import RaterTemplate, RatingItem, render
+from app.llm.batch import DEFAULT_CONCURRENCY, Call, Reply, Usage, run_calls
+from app.llm.pricing import PriceTable
+from app.rater.prompt import RaterTemplate, RatingItem, render
 
 if TYPE_CHECKING:
     import openai

@@ -9,7 +9,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from ..charts import distribution_chart, grouped_bar_chart, mean_ci_chart, rank_chart, scatter_chart
+from app.charts import distribution_chart, grouped_bar_chart, mean_ci_chart, rank_chart, scatter_chart
 
 SCORE_RANGE = (1.0, 5.0)
 TAU_RANGE = (-1.0, 1.0)
@@ -40,7 +40,7 @@ def _threshold_line(data: dict[str, Any]) -> list[tuple[float, str]]:
 
 
 def correlation_charts(data: dict[str, Any]) -> dict[str, Any]:
-    from ..stats.correlation import min_significant_tau
+    from app.stats.correlation import min_significant_tau
 
     rows = data["correlations"]
     charts: dict[str, Any] = {

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from flask import abort, request
 
-from ..metrics.profiles import PROFILES
-from ..models import Study
-from ..services.results import VIEWS
-from ..services.studies.lookup import default_study, find_study
+from app.metrics.profiles import PROFILES
+from app.models import Study
+from app.services.results import VIEWS
+from app.services.studies.lookup import default_study, find_study
 
 
 class ChooseStudy(Exception):

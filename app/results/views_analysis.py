@@ -3,14 +3,14 @@ from __future__ import annotations
 
 from flask import abort, render_template, request
 
-from ..metrics.profiles import PROFILES
-from ..security import staff_required
-from ..services.results import PROFILE_LABELS, VIEW_LABELS, analyse, columns_for, disagreements, rater_agreement
-from ..services.results.metric_values import LENGTH_KEY
-from ..services.results.question_view import question_view
-from .blueprint import bp
-from .figures import alpha_chart, correlation_charts
-from .params import profile_arg, study_arg, view_arg
+from app.metrics.profiles import PROFILES
+from app.security import staff_required
+from app.services.results import PROFILE_LABELS, VIEW_LABELS, analyse, columns_for, disagreements, rater_agreement
+from app.services.results.metric_values import LENGTH_KEY
+from app.services.results.question_view import question_view
+from app.results.blueprint import bp
+from app.results.figures import alpha_chart, correlation_charts
+from app.results.params import profile_arg, study_arg, view_arg
 
 
 def _common(study, view: str, profile: str) -> dict:
@@ -22,7 +22,7 @@ def _common(study, view: str, profile: str) -> dict:
 @staff_required
 def correlation():
     study, view, profile = study_arg(), view_arg(), profile_arg()
-    from ..stats.correlation import MIN_SYSTEMS_TO_RANK  # scipy loads with the first analysis, not at start
+    from app.stats.correlation import MIN_SYSTEMS_TO_RANK  # scipy loads with the first analysis, not at start
 
     data = analyse(study.id, view, profile)
     return render_template("results/correlation.html", data=data, charts=correlation_charts(data),

@@ -6,9 +6,9 @@ import io
 from flask import abort, flash, redirect, render_template, request, send_file, url_for
 from werkzeug.utils import secure_filename
 
-from ..routing import id_list
-from ..security import staff_required
-from ..services.exports import (
+from app.routing import id_list
+from app.security import staff_required
+from app.services.exports import (
     ROUND_CHOICES,
     annotators_with_scores,
     csv_text,
@@ -20,9 +20,9 @@ from ..services.exports import (
     results_text,
     score_rows,
 )
-from ..services.results import full_results, prompt_rows, set_length_instruction_flags, systems_with_flags
-from .blueprint import bp
-from .params import study_arg
+from app.services.results import full_results, prompt_rows, set_length_instruction_flags, systems_with_flags
+from app.results.blueprint import bp
+from app.results.params import study_arg
 
 MIMETYPES = {"jsonl": "application/x-ndjson", "csv": "text/csv", "json": "application/json"}
 

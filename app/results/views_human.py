@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from flask import render_template, request
 
-from ..security import staff_required
-from ..services.results import VIEW_LABELS, analyse
-from ..services.studies.lookup import study_rows
-from .blueprint import bp
-from .figures import human_charts, pivot
-from .params import ChooseStudy, stale_arg, study_arg, view_arg
+from app.security import staff_required
+from app.services.results import VIEW_LABELS, analyse
+from app.services.studies.lookup import study_rows
+from app.results.blueprint import bp
+from app.results.figures import human_charts, pivot
+from app.results.params import ChooseStudy, stale_arg, study_arg, view_arg
 
 
 @bp.errorhandler(ChooseStudy)

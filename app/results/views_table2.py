@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from flask import abort, render_template, request
 
-from ..judge.profiles import PROFILES as JUDGE_PROFILES
-from ..metrics.profiles import PROFILES
-from ..security import staff_required
-from ..services.results.assemble import study_systems
-from ..services.results.table2 import table2
-from .blueprint import bp
-from .params import profile_arg, study_arg
+from app.judge.profiles import PROFILES as JUDGE_PROFILES
+from app.metrics.profiles import PROFILES
+from app.security import staff_required
+from app.services.results.assemble import study_systems
+from app.services.results.table2 import table2
+from app.results.blueprint import bp
+from app.results.params import profile_arg, study_arg
 
 
 @bp.get("/table2")

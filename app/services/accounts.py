@@ -8,10 +8,10 @@ from functools import lru_cache
 from sqlalchemy import func, or_, select, update
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from ..extensions import db
-from ..models import User
-from ..models.base import utcnow
-from ..models.users import PASSWORD_METHOD, ROLES
+from app.extensions import db
+from app.models import User
+from app.models.base import utcnow
+from app.models.users import PASSWORD_METHOD, ROLES
 
 USERNAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{2,80}$")
 MIN_PASSWORD = 8

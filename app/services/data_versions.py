@@ -17,8 +17,8 @@ from collections import Counter
 from sqlalchemy import bindparam, event, select
 from sqlalchemy.orm import ORMExecuteState, Session, UOWTransaction
 
-from ..extensions import db
-from ..models import DataVersion
+from app.extensions import db
+from app.models import DataVersion
 
 # Tables no cached page derives anything from: the history of each score and who saw which order.
 # Leaving them out keeps a save to one counter bump.

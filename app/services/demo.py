@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from ..config import REPO_ROOT
-from ..extensions import db
-from ..models import Document, Study, System
-from .importers import ImportReport, import_path
+from app.config import REPO_ROOT
+from app.extensions import db
+from app.models import Document, Study, System
+from app.services.importers import ImportReport, import_path
 
 DEMO_PATH = REPO_ROOT / "data" / "demo"
 DEMO_STUDY = "Demo"
@@ -15,7 +15,7 @@ DEMO_STUDY = "Demo"
 def load_demo() -> ImportReport:
     """Import data/demo as demo data (L-Eval files and the LV-Eval model folders) and open its study; safe to
     run again."""
-    from .system_keys import apply_keys_file
+    from app.services.system_keys import apply_keys_file
 
     report = import_path(DEMO_PATH, demo=True)
     if not report.failed:
@@ -27,7 +27,7 @@ def load_demo() -> ImportReport:
 
 def ensure_demo_study() -> Study | None:
     """Create the "Demo" study over the demo's human-evaluation questions and systems, once."""
-    from .studies.setup import StudySpec, answering_systems, create_study, subset_questions
+    from app.services.studies.setup import StudySpec, answering_systems, create_study, subset_questions
 
     existing = db.session.scalars(select(Study).where(Study.is_demo.is_(True))).first()
     if existing is not None:

@@ -17,9 +17,9 @@ from flask import current_app
 from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.exc import DBAPIError
 
-from ..errors import storage_failure
-from ..extensions import db
-from ..models import Setting
+from app.errors import storage_failure
+from app.extensions import db
+from app.models import Setting
 
 PROBE_KEY = "health.probe"
 PROBE_FILE = ".health-probe"

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy.orm import InstrumentedAttribute
 
-from ..models import Prediction, PredictionFile, System
+from app.models import Prediction, PredictionFile, System
 
 NUL = "\x00"
 NUL_PROBLEM = "contains a NUL character (\\u0000), which the database cannot store"
@@ -124,14 +124,14 @@ def evaluation_problem(value: str) -> str | None:
 
 def long_answer_flag(text: str) -> str:
     """"held" for an answer over the cap for human evaluation, else ""."""
-    from ..models.corpus import LONG_ANSWER_HELD
+    from app.models.corpus import LONG_ANSWER_HELD
 
     return LONG_ANSWER_HELD if len(text) > MAX_HUMAN_ANSWER_CHARS else ""
 
 
 def lveval_row_errors(parsed) -> list:
     """FileFormatErrors for the LV-Eval rows (of a parsed LvevalFile) whose text the database cannot store."""
-    from ..metrics.files import FileFormatError
+    from app.metrics.files import FileFormatError
 
     errors = []
     for row in parsed.rows:

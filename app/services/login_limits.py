@@ -23,8 +23,8 @@ import time
 from sqlalchemy import case, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from ..extensions import db
-from ..models import LoginAttempt
+from app.extensions import db
+from app.models import LoginAttempt
 
 DEFAULT_LIMIT = 10
 DEFAULT_WINDOW_SECONDS = 60.0

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
-from ..extensions import db
+from app.extensions import db
 
 Row = TypeVar("Row")
 

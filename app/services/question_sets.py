@@ -25,11 +25,11 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from ..extensions import db
-from ..metrics.files import OPEN_TASKS
-from ..models import Document, Question, Study, StudyQuestion
-from ..models.corpus import HUMAN_EVAL, TASKS
-from .authoring import authored_question_ids
+from app.extensions import db
+from app.metrics.files import OPEN_TASKS
+from app.models import Document, Question, Study, StudyQuestion
+from app.models.corpus import HUMAN_EVAL, TASKS
+from app.services.authoring import authored_question_ids
 
 FIXED_SETS = {
     "human_eval": ("Human-evaluation subset", 85),

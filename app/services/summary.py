@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
-from ..extensions import db
-from ..models import Document, Job, Prediction, Question, Reference, Score, System, User
+from app.extensions import db
+from app.models import Document, Job, Prediction, Question, Reference, Score, System, User
 
 COUNTED = {
     "documents": Document, "questions": Question, "references": Reference, "systems": System,

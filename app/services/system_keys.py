@@ -9,10 +9,10 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from ..extensions import db
-from ..models import System
-from ..stats.lveval import VARIANT_KINDS
-from .input_rules import text_problem
+from app.extensions import db
+from app.models import System
+from app.stats.lveval import VARIANT_KINDS
+from app.services.input_rules import text_problem
 
 TOKEN_FIELDS = ("context_window", "input_tokens")
 FLAG_FIELDS = ("retrieval", "prompt_engineering", "in_domain_data")

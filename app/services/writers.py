@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 
-from ..extensions import db
+from app.extensions import db
 
 _LOCK = threading.Lock()
 

@@ -11,8 +11,8 @@ import krippendorff
 import numpy as np
 from scipy import stats
 
-from .bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, percentile_interval, resample_weights
-from .records import (
+from app.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, percentile_interval, resample_weights
+from app.stats.records import (
     SCORE_VALUES,
     ItemKey,
     clean,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from .bootstrap import DEFAULT_RESAMPLES
-from .agreement import alpha_by_system, items_scored_by_two_or_more, pairwise_agreement, reliability_data
-from .correlation import length_instruction_comparison, metric_vs_human, min_significant_tau, rank_table
-from .human import breakdown, only_annotators, summarize_systems, system_means
+from app.stats.bootstrap import DEFAULT_RESAMPLES
+from app.stats.agreement import alpha_by_system, items_scored_by_two_or_more, pairwise_agreement, reliability_data
+from app.stats.correlation import length_instruction_comparison, metric_vs_human, min_significant_tau, rank_table
+from app.stats.human import breakdown, only_annotators, summarize_systems, system_means
 
 
 def build_results(
@@ -45,7 +45,7 @@ def build_results(
             "items_scored_by_two_or_more": items_scored_by_two_or_more(data),
         },
     }
-    from .paired import adjacent_tests
+    from app.stats.paired import adjacent_tests
 
     # Separating adjacent systems needs many random flips; 10,000 keeps p's Monte Carlo error near 0.002.
     results["significance"] = adjacent_tests(rows, resamples=max(n_resamples, 10_000), seed=seed,

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from ..text import word_count
-from .records import clean
+from app.text import word_count
+from app.stats.records import clean
 
 MIN_SYSTEMS_FOR_TRUST = 7
 # A measure that covers fewer systems than this ranks nothing: one system is "rank 1" of itself.

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from .bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, percentile_interval, resample_weights
-from .records import (
+from app.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, percentile_interval, resample_weights
+from app.stats.records import (
     SCORE_VALUES,
     clean,
     index_of,

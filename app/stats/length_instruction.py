@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ..text import word_count
+from app.text import word_count
 
 LENGTH_INSTRUCTION_TEMPLATE = "We need a {n}-word answer."
 

@@ -38,14 +38,14 @@ class Point:
 def _means(scores: Sequence[float], seed: int):
     import numpy as np
 
-    from .bootstrap import resample_weights
+    from app.stats.bootstrap import resample_weights
 
     values = np.asarray(scores, dtype=np.float64)
     return resample_weights(len(values), RESAMPLES, seed) @ values / len(values)
 
 
 def _interval(resampled) -> tuple[float, float]:
-    from .bootstrap import percentile_interval
+    from app.stats.bootstrap import percentile_interval
 
     low, high = percentile_interval(resampled[:, None], CONFIDENCE)
     return 100.0 * float(low[0]), 100.0 * float(high[0])

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .records import clean
+from app.stats.records import clean
 
 EXACT_LIMIT = 16  # 2^16 = 65,536 sign patterns
 DEFAULT_RESAMPLES = 10_000
@@ -129,7 +129,7 @@ def adjacent_tests(records: Iterable[Mapping[str, Any]], *, resamples: int = DEF
     one test per adjacent pair, and tie groups: adjacent systems the data cannot separate at
     `alpha` share a group (so a group may chain A ≈ B ≈ C even when A and C differ).
     """
-    from .human import item_means, system_means
+    from app.stats.human import item_means, system_means
 
     rows = list(records)
     means = system_means(rows)

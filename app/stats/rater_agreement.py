@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .agreement import package_alpha, reliability_data
-from .records import ItemKey, clean
+from app.stats.agreement import package_alpha, reliability_data
+from app.stats.records import ItemKey, clean
 
 RATER = "LLM rater"
 

@@ -1,5 +1,5 @@
 """Studies (staff only): create, configure, open and close evaluation campaigns; pin answers; delete data."""
-from . import deletes, views  # noqa: F401  (their routes)
-from .blueprint import bp
+from app.studies import deletes, views  # noqa: F401  (their routes)
+from app.studies.blueprint import bp
 
 __all__ = ["bp"]

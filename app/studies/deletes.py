@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from flask import abort, flash, redirect, render_template, request, url_for
 
-from ..extensions import db
-from ..models import PredictionFile, Study, System
-from ..security import staff_required
-from ..services.studies import deletion
-from .blueprint import bp
+from app.extensions import db
+from app.models import PredictionFile, Study, System
+from app.security import staff_required
+from app.services.studies import deletion
+from app.studies.blueprint import bp
 
 
 def _confirm_delete(plan: deletion.DeletionPlan, carry_out, done_url: str):

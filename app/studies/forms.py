@@ -1,8 +1,8 @@
 """Reading the study forms' fields: id lists and the overlap."""
 from __future__ import annotations
 
-from ..routing import id_list  # noqa: F401  (checkbox values as ids: the one rule for ids from forms)
-from ..services.studies.setup import StudyError
+from app.routing import id_list  # noqa: F401  (checkbox values as ids: the one rule for ids from forms)
+from app.services.studies.setup import StudyError
 
 
 def optional_overlap(text: str) -> int | None:

@@ -4,18 +4,18 @@ from __future__ import annotations
 from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 
-from ..extensions import db
-from ..models import Study, System, User
-from ..models.corpus import REFERENCE_KINDS, REFERENCE_LABELS
-from ..models.studies import REFERENCE_POLICIES
-from ..security import staff_required
-from ..services.annotation.rounds import BeginAgainError, begin_again, find_open_round, rounds_of
-from ..services.studies import setup
-from ..services.studies.answers import pin_latest
-from ..services.studies.lookup import study_rows
-from ..services.studies.overview import study_overview
-from .blueprint import bp
-from .forms import id_list, optional_overlap
+from app.extensions import db
+from app.models import Study, System, User
+from app.models.corpus import REFERENCE_KINDS, REFERENCE_LABELS
+from app.models.studies import REFERENCE_POLICIES
+from app.security import staff_required
+from app.services.annotation.rounds import BeginAgainError, begin_again, find_open_round, rounds_of
+from app.services.studies import setup
+from app.services.studies.answers import pin_latest
+from app.services.studies.lookup import study_rows
+from app.services.studies.overview import study_overview
+from app.studies.blueprint import bp
+from app.studies.forms import id_list, optional_overlap
 
 
 def _study(study_id: int) -> Study:

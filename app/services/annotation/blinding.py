@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from ...extensions import db
-from ...models import AnnotationRound, Answer, QuestionView, StudyAnswer
-from ..studies.membership import SHOWN
-from .scoring import answer_label, resolve_in_order
+from app.extensions import db
+from app.models import AnnotationRound, Answer, QuestionView, StudyAnswer
+from app.services.studies.membership import SHOWN
+from app.services.annotation.scoring import answer_label, resolve_in_order
 
 _RANDOM = secrets.SystemRandom()
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from ...extensions import db
-from ...models import Document, Question, StudyQuestion
+from app.extensions import db
+from app.models import Document, Question, StudyQuestion
 
 SEGMENT_CHARS = 1600
 # Bump when the segmentation changes, so browsers drop cached copies (it is part of the ETag).

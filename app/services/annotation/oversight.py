@@ -7,11 +7,11 @@ from datetime import datetime
 
 from sqlalchemy import func, select
 
-from ...extensions import db
-from ...models import AnnotationRound, Question, QuestionView, Score, Study, StudyAnswer, StudyQuestion, User
-from ..studies.assignment import annotator_ids, assigned_questions
-from ..studies.membership import SHOWN, study_scores
-from .rounds import OPEN, RoundSummary, rounds_of
+from app.extensions import db
+from app.models import AnnotationRound, Question, QuestionView, Score, Study, StudyAnswer, StudyQuestion, User
+from app.services.studies.assignment import annotator_ids, assigned_questions
+from app.services.studies.membership import SHOWN, study_scores
+from app.services.annotation.rounds import OPEN, RoundSummary, rounds_of
 
 
 @dataclass

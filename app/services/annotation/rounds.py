@@ -7,9 +7,9 @@ from datetime import datetime
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
-from ...extensions import db
-from ...models import AnnotationRound, Answer, Score
-from ...models.base import utcnow
+from app.extensions import db
+from app.models import AnnotationRound, Answer, Score
+from app.models.base import utcnow
 
 OPEN = "open"
 ARCHIVED = "archived"

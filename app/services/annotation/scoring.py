@@ -13,13 +13,13 @@ from datetime import datetime, timezone
 from sqlalchemy import Float, and_, bindparam, case, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
-from ..data_versions import note_written
-from ..input_rules import text_problem
-from ..writers import one_writer
-from ...extensions import db
-from ...models import AnnotationRound, Answer, QuestionView, Score, ScoreRevision, Study, StudyAnswer, StudyAssignment
-from ...models.base import utcnow
-from ...routing import MAX_DB_ID
+from app.services.data_versions import note_written
+from app.services.input_rules import text_problem
+from app.services.writers import one_writer
+from app.extensions import db
+from app.models import AnnotationRound, Answer, QuestionView, Score, ScoreRevision, Study, StudyAnswer, StudyAssignment
+from app.models.base import utcnow
+from app.routing import MAX_DB_ID
 
 SCORE_VALUES = (1, 2, 3, 4, 5)
 MAX_COMMENT = 4000

@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import func
 
-from ...extensions import db
-from ...models import Answer, Document, Question, Score, Study, StudyAnswer, StudyQuestion
-from ...text import normalize_ws, shared_lead
-from ..studies.assignment import assigned_questions
-from ..studies.membership import shown_answers, study_scores
+from app.extensions import db
+from app.models import Answer, Document, Question, Score, Study, StudyAnswer, StudyQuestion
+from app.text import normalize_ws, shared_lead
+from app.services.studies.assignment import assigned_questions
+from app.services.studies.membership import shown_answers, study_scores
 
 SNIPPET_CHARS = 90
 

@@ -15,12 +15,12 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from ...extensions import db
-from ...models import (
+from app.extensions import db
+from app.models import (
     AnnotationRound, Answer, Document, Question, Reference, Score, StudyQuestion, StudySystem, System, User,
 )
-from ..importers.documents import REFERENCE_KEYS
-from ..studies.membership import is_current_condition, shown_answers
+from app.services.importers.documents import REFERENCE_KEYS
+from app.services.studies.membership import is_current_condition, shown_answers
 
 SCORE_SEPARATOR = "\n ---------------------- Your Score (1~5) ----------------------\n"
 FILENAME_RE = re.compile(r"^files_from_(?P<name>.+?)(?:\.evaled)?\.jsonl$")

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from ...extensions import db
-from ...models import Answer, Document, Question, StudyQuestion, System
-from ...text import match_key, normalize_ws, sha256_text
-from ..studies.membership import shown_answers
-from .leval import study_systems
+from app.extensions import db
+from app.models import Answer, Document, Question, StudyQuestion, System
+from app.text import match_key, normalize_ws, sha256_text
+from app.services.studies.membership import shown_answers
+from app.services.exports.leval import study_systems
 
 
 @dataclass(frozen=True)

@@ -6,13 +6,13 @@ from typing import Any
 
 from sqlalchemy import select
 
-from ...version import __version__
-from ...extensions import db
-from ...models import (
+from app.version import __version__
+from app.extensions import db
+from app.models import (
     AnnotationRound, Answer, Document, Prediction, PredictionFile, Question, Score, Study, StudyAnswer, System, User,
 )
-from ..results.scores import latest_rounds
-from ..studies.membership import shown_answers, study_scores
+from app.services.results.scores import latest_rounds
+from app.services.studies.membership import shown_answers, study_scores
 
 # The first ten are the minimal export's columns; the rest make a row traceable and importable.
 SCORE_FIELDS = (

@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .leval import leval_filename, leval_lines
-from .rows import SCORE_FIELDS, score_rows
+from app.services.exports.leval import leval_filename, leval_lines
+from app.services.exports.rows import SCORE_FIELDS, score_rows
 
 FORMATS = ("jsonl", "csv", "leval", "results")
 # A spreadsheet runs a cell starting with one of these as a formula; comments are free text.
@@ -59,7 +59,7 @@ def export_text(fmt: str, study_id: int, *, rounds: str = "all", annotator: str 
             raise ValueError("the leval export is per annotator: name one")
         return jsonl_text(leval_lines(study_id, annotator))
     if fmt == "results":
-        from ..results import full_results
+        from app.services.results import full_results
 
         return results_text(full_results(study_id))
     raise ValueError(f"format must be one of {FORMATS}, not {fmt!r}")

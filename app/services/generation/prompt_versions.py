@@ -1,11 +1,11 @@
 """Generation prompt versions stored as GenerationPrompt rows; an edit adds a version, never rewrites one."""
 from __future__ import annotations
 
-from ...extensions import db
-from ...generate.prompts import LEVAL_PROFILE, SYSTEM_KEYS, TEMPLATE_KEYS, PromptProfile, validate_profile
-from ...models import GenerationPrompt
-from ..input_rules import text_problem
-from ..prompt_versions import (
+from app.extensions import db
+from app.generate.prompts import LEVAL_PROFILE, SYSTEM_KEYS, TEMPLATE_KEYS, PromptProfile, validate_profile
+from app.models import GenerationPrompt
+from app.services.input_rules import text_problem
+from app.services.prompt_versions import (
     add_next_version, all_versions, find_version, newest_version, normalise_newlines, seed_version,
 )
 

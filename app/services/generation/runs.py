@@ -12,16 +12,16 @@ from typing import Callable
 
 from sqlalchemy import select
 
-from ...extensions import db
-from ...generate import plan as plans
-from ...generate.prompts import combine_fact
-from ...llm import pricing
-from ...llm.batch import Call, Reply, Usage, run_calls
-from ...models import GenerationRun, Job, System
-from ..jobs import JobCancelled, JobContext, submit_job
-from ..jobs.lifecycle import DuplicateJob, enqueue
-from . import store
-from .spec import JOB_KIND, GenerationError, Prepared, RunSpec, client_for, prepare
+from app.extensions import db
+from app.generate import plan as plans
+from app.generate.prompts import combine_fact
+from app.llm import pricing
+from app.llm.batch import Call, Reply, Usage, run_calls
+from app.models import GenerationRun, Job, System
+from app.services.jobs import JobCancelled, JobContext, submit_job
+from app.services.jobs.lifecycle import DuplicateJob, enqueue
+from app.services.generation import store
+from app.services.generation.spec import JOB_KIND, GenerationError, Prepared, RunSpec, client_for, prepare
 
 USAGE_KEYS = ("api_calls", "cached", "errors", "prompt_tokens", "completion_tokens", "cost_usd")
 
@@ -31,7 +31,7 @@ class CallsFailed(RuntimeError):
 
 
 def _prices():
-    from ..judge_runs.settings import load_settings  # the one price table, kept with the judge settings
+    from app.services.judge_runs.settings import load_settings  # the one price table, kept with the judge settings
 
     return load_settings().prices
 
@@ -176,7 +176,7 @@ def usage_dict(usage: Usage, before: dict | None = None) -> dict:
 
 def queue_metrics(system_id: int, user_id: int | None) -> int | None:
     """Queue the metrics job for the run's system; return its id (None when an identical one exists)."""
-    from ..metric_scores.job import submit_metrics_job
+    from app.services.metric_scores.job import submit_metrics_job
 
     system = db.session.get(System, system_id)
     try:

@@ -4,15 +4,15 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, fields
 
-from ...extensions import db
-from ...generate import manifest as manifests
-from ...generate import plan as plans
-from ...generate import tokens
-from ...generate.prompts import PromptProfile, Question
-from ...models import GenerationPrompt
-from . import prompt_versions
-from ..llm import endpoints
-from ..question_sets import QuestionSetError, documents_for, select_questions
+from app.extensions import db
+from app.generate import manifest as manifests
+from app.generate import plan as plans
+from app.generate import tokens
+from app.generate.prompts import PromptProfile, Question
+from app.models import GenerationPrompt
+from app.services.generation import prompt_versions
+from app.services.llm import endpoints
+from app.services.question_sets import QuestionSetError, documents_for, select_questions
 
 JOB_KIND = "generate"
 TRUNCATIONS = ("leval", "fit")

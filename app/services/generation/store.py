@@ -4,14 +4,14 @@ from __future__ import annotations
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
-from ..input_rules import long_answer_flag
-from ...extensions import db
-from ...generate import predfile
-from ...llm.batch import Reply
-from ...models import Answer, GenerationAnswer, GenerationCall, GenerationRun, MetricResult, Prediction, System
-from ...text import sha256_text, word_count
-from ..studies.answers import snapshot
-from ..question_sets import select_questions, task_of
+from app.services.input_rules import long_answer_flag
+from app.extensions import db
+from app.generate import predfile
+from app.llm.batch import Reply
+from app.models import Answer, GenerationAnswer, GenerationCall, GenerationRun, MetricResult, Prediction, System
+from app.text import sha256_text, word_count
+from app.services.studies.answers import snapshot
+from app.services.question_sets import select_questions, task_of
 
 CACHE_CHUNK = 500
 

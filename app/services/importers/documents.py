@@ -5,12 +5,12 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import func, select
 
-from ...extensions import db
-from ...models import Document, Question, Reference
-from ...models.corpus import HUMAN_EVAL, TASKS
-from ...text import document_title, match_key, sha256_text, word_count
-from ...metrics.files import FileFormatError, Row
-from .fields import optional_str, require_str, require_str_list
+from app.extensions import db
+from app.models import Document, Question, Reference
+from app.models.corpus import HUMAN_EVAL, TASKS
+from app.text import document_title, match_key, sha256_text, word_count
+from app.metrics.files import FileFormatError, Row
+from app.services.importers.fields import optional_str, require_str, require_str_list
 
 # JSON key of each reference kind in the human-eval reference file.
 REFERENCE_KEYS = {"human": "outputs", "gpt4-32k": "gpt4_outputs", "claude-100k": "claude_outputs"}

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from sqlalchemy.orm import InstrumentedAttribute
 
-from ...metrics.files import FileFormatError, Row
-from ..input_rules import text_problem
+from app.metrics.files import FileFormatError, Row
+from app.services.input_rules import text_problem
 
 
 def storable(row: Row, key: str, name: str, value: str, column: InstrumentedAttribute | None = None) -> str:

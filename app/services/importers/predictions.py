@@ -6,13 +6,13 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import delete, select
 
-from ...extensions import db
-from ...models import Document, MetricResult, Prediction, PredictionFile, Question, System
-from ...models.corpus import HUMAN_EVAL, TASKS
-from ...text import match_key, normalize_ws, sha256_text, word_count
-from ...metrics.files import FileFormatError, Row, prediction_key
-from ..input_rules import long_answer_flag, system_name_problem
-from .fields import optional_str, require_str, storable
+from app.extensions import db
+from app.models import Document, MetricResult, Prediction, PredictionFile, Question, System
+from app.models.corpus import HUMAN_EVAL, TASKS
+from app.text import match_key, normalize_ws, sha256_text, word_count
+from app.metrics.files import FileFormatError, Row, prediction_key
+from app.services.input_rules import long_answer_flag, system_name_problem
+from app.services.importers.fields import optional_str, require_str, storable
 
 UNMATCHED_EXAMPLES = 3
 

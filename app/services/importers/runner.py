@@ -5,11 +5,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ...extensions import db
-from ...text import sha256_bytes
-from .documents import collection_for, parse_reference_rows, parse_task_rows, store_documents
-from ...metrics.files import FileFormatError, Row, describe_file, is_lveval_file_name, parse_jsonl
-from .predictions import parse_prediction_rows, store_predictions
+from app.extensions import db
+from app.text import sha256_bytes
+from app.services.importers.documents import collection_for, parse_reference_rows, parse_task_rows, store_documents
+from app.metrics.files import FileFormatError, Row, describe_file, is_lveval_file_name, parse_jsonl
+from app.services.importers.predictions import parse_prediction_rows, store_predictions
 
 # Documents first, so prediction rows find their questions in the same run.
 FORMAT_ORDER = {"references": 0, "task": 1, "predictions": 2}
@@ -117,7 +117,7 @@ def import_path(
 def import_lveval_model(system: str, payloads: list[tuple[str, bytes]], *, replace: bool,
                         uploaded_by_id: int | None, demo: bool = False) -> FileReport:
     """One LV-Eval model folder as one report line: imported whole, or its first error."""
-    from ..lveval import import_payloads
+    from app.services.lveval import import_payloads
 
     model = import_payloads(system, payloads, replace=replace, uploaded_by_id=uploaded_by_id, demo=demo)
     result = FileReport(file=f"{system}/ (LV-Eval, {len(payloads)} files)", format="lveval",

@@ -3,7 +3,7 @@
 `lifecycle` submits, claims, finishes and recovers jobs; `worker` runs them; `registry` maps
 job kinds (declared in create_app) to their handlers and gives handlers their JobContext.
 """
-from .lifecycle import (
+from app.services.jobs.lifecycle import (
     DuplicateJob,
     cancel_job,
     job_as_dict,
@@ -11,7 +11,7 @@ from .lifecycle import (
     resume_job,
     submit_job,
 )
-from .registry import JobCancelled, JobContext, handler_for, register_job_kinds
+from app.services.jobs.registry import JobCancelled, JobContext, handler_for, register_job_kinds
 
 __all__ = [
     "DuplicateJob", "JobCancelled", "JobContext", "cancel_job", "handler_for", "job_as_dict",

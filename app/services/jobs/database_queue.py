@@ -14,7 +14,7 @@ from sqlalchemy import create_engine, delete, func, insert, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import Engine
 
-from ...models import QueueCounter, QueueSchedule, QueueTask, QueueValue
+from app.models import QueueCounter, QueueSchedule, QueueTask, QueueValue
 
 TASK, SCHEDULE, VALUE, COUNTER = (QueueTask.__table__, QueueSchedule.__table__, QueueValue.__table__,
                                   QueueCounter.__table__)

@@ -10,11 +10,11 @@ from datetime import timedelta
 from flask import current_app
 from sqlalchemy import select, update
 
-from ...extensions import db
-from ...models import Job
-from ...models.base import utcnow
-from ...models.jobs import ACTIVE_STATUSES
-from .registry import handler_for
+from app.extensions import db
+from app.models import Job
+from app.models.base import utcnow
+from app.models.jobs import ACTIVE_STATUSES
+from app.services.jobs.registry import handler_for
 
 
 class DuplicateJob(Exception):
@@ -168,7 +168,7 @@ def _local_worker_is_dead(worker_id: str | None) -> bool:
 
 def job_as_dict(job: Job) -> dict:
     """The JSON the jobs page polls."""
-    from .listing import job_facts
+    from app.services.jobs.listing import job_facts
 
     facts = job_facts(job)
     return {

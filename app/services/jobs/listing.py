@@ -7,9 +7,9 @@ from datetime import datetime, timezone
 from flask import current_app
 from sqlalchemy import or_, select
 
-from ...extensions import db
-from ...models import Job
-from ...models.base import utcnow
+from app.extensions import db
+from app.models import Job
+from app.models.base import utcnow
 
 STATUSES = ("queued", "running", "done", "failed", "cancelled")
 

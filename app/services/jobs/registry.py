@@ -9,9 +9,9 @@ from flask import Flask, current_app
 
 from sqlalchemy import select, update
 
-from ...extensions import db
-from ...models import Job
-from ...models.base import utcnow
+from app.extensions import db
+from app.models import Job
+from app.models.base import utcnow
 
 Handler = Callable[["JobContext"], dict | None]
 # A handler, or "package.module:function" imported on first use (so create_app stays light).

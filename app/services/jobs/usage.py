@@ -11,9 +11,9 @@ from typing import Any
 
 from sqlalchemy import update
 
-from ...extensions import db
-from ...llm.batch import Call, Reply, Reservation
-from ...models import Job
+from app.extensions import db
+from app.llm.batch import Call, Reply, Reservation
+from app.models import Job
 
 # Cumulative over a job's attempts. reserved_*: calls counted at their reservation because their
 # reply never arrived (their worker died), or that are in flight now.

@@ -11,11 +11,11 @@ from huey import RedisHuey, SqliteHuey, crontab
 from huey.consumer import Consumer
 from sqlalchemy import make_url, update
 
-from ...extensions import db
-from ...models import Job
-from ...models.base import utcnow
-from .lifecycle import claim_job, finish_job, recover_jobs
-from .registry import JobCancelled, JobContext, handler_for
+from app.extensions import db
+from app.models import Job
+from app.models.base import utcnow
+from app.services.jobs.lifecycle import claim_job, finish_job, recover_jobs
+from app.services.jobs.registry import JobCancelled, JobContext, handler_for
 
 log = logging.getLogger("leval.jobs")
 HEARTBEAT_SECONDS = 5.0
@@ -28,7 +28,7 @@ def make_huey(app: Flask):
     if url.startswith("redis://"):
         huey = RedisHuey("leval", url=url, results=False)
     elif make_url(database).get_backend_name() == "postgresql":
-        from .database_queue import DatabaseHuey
+        from app.services.jobs.database_queue import DatabaseHuey
 
         huey = DatabaseHuey("leval", url=database, results=False)
     else:

@@ -2,12 +2,12 @@
 
 `app.judge` stays pure (no Flask, no database); this package is the glue.
 """
-from .pairs import DEFAULT_SCOPE, SCOPES, JudgePair, PairError, build_pairs, default_baseline
-from .prompt_versions import PromptError, as_template, create_version, current_prompt, ensure_default_prompt, list_prompts
-from .reports import JOB_KIND, RunReport, RunSpec, judge_jobs, run_report, win_rates
-from .job import JudgeRunError, dry_run, launch, prepare_run
-from .settings import JudgeSettings, SettingsError, load_settings, save_settings
-from .db_cache import DBJudgeCache
+from app.services.judge_runs.pairs import DEFAULT_SCOPE, SCOPES, JudgePair, PairError, build_pairs, default_baseline
+from app.services.judge_runs.prompt_versions import PromptError, as_template, create_version, current_prompt, ensure_default_prompt, list_prompts
+from app.services.judge_runs.reports import JOB_KIND, RunReport, RunSpec, judge_jobs, run_report, win_rates
+from app.services.judge_runs.job import JudgeRunError, dry_run, launch, prepare_run
+from app.services.judge_runs.settings import JudgeSettings, SettingsError, load_settings, save_settings
+from app.services.judge_runs.db_cache import DBJudgeCache
 
 __all__ = [
     "DBJudgeCache", "DEFAULT_SCOPE", "JOB_KIND", "JudgePair", "JudgeRunError", "JudgeSettings", "PairError",

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...stats.judge_bias import BiasProbes, PairVerdicts, probe, probe_by_task
-from ...text import word_count
-from ..results.analysis_cache import cached
-from .reports import RunReport, RunSpec, run_report
+from app.stats.judge_bias import BiasProbes, PairVerdicts, probe, probe_by_task
+from app.text import word_count
+from app.services.results.analysis_cache import cached
+from app.services.judge_runs.reports import RunReport, RunSpec, run_report
 
 ALL_TASKS = "All tasks"
 RESAMPLES = 200

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from ...extensions import db
-from ...models import LLMJudgment
-from ...judge import JudgmentResult
-from .pairs import JudgePair
+from app.extensions import db
+from app.models import LLMJudgment
+from app.judge import JudgmentResult
+from app.services.judge_runs.pairs import JudgePair
 
 IN_CHUNK = 500  # keys per IN (...) query, well under every database's parameter limit
 

@@ -14,19 +14,19 @@ from typing import Any
 
 from sqlalchemy import select, update
 
-from ...extensions import db
-from ...models import Job, JudgePrompt
-from ...models.base import utcnow
-from ..jobs import JobCancelled, JobContext, submit_job
-from ..jobs.lifecycle import params_hash
-from ..jobs.usage import JobUsageLedger, previous_usage
-from ...judge import CostEstimate, JudgmentResult, PromptTemplate, RunSummary, estimate, price_for, run_judgments
-from .pairs import JudgePair, PairError, build_pairs, inputs_fingerprint, system_named
-from .prompt_versions import as_template, get_prompt
-from ...judge.profiles import JudgeProfile, get_profile
-from .reports import JOB_KIND, RunSpec
-from .settings import JudgeSettings, check_concurrency, load_settings
-from .db_cache import DBJudgeCache
+from app.extensions import db
+from app.models import Job, JudgePrompt
+from app.models.base import utcnow
+from app.services.jobs import JobCancelled, JobContext, submit_job
+from app.services.jobs.lifecycle import params_hash
+from app.services.jobs.usage import JobUsageLedger, previous_usage
+from app.judge import CostEstimate, JudgmentResult, PromptTemplate, RunSummary, estimate, price_for, run_judgments
+from app.services.judge_runs.pairs import JudgePair, PairError, build_pairs, inputs_fingerprint, system_named
+from app.services.judge_runs.prompt_versions import as_template, get_prompt
+from app.judge.profiles import JudgeProfile, get_profile
+from app.services.judge_runs.reports import JOB_KIND, RunSpec
+from app.services.judge_runs.settings import JudgeSettings, check_concurrency, load_settings
+from app.services.judge_runs.db_cache import DBJudgeCache
 
 
 class JudgeRunError(ValueError):

@@ -8,14 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...judge.leval_pairing import LevalPairing, LevalPairingError, pair_files
-from ...judge.profiles import LEVAL
-from ...metrics.files import FileFormatError, llm_eval_rows
-from .job import PreparedRun
-from .pairs import JudgePair, PairError
-from .prompt_versions import ensure_profile_prompt
-from .reports import RunSpec
-from .settings import JudgeSettings
+from app.judge.leval_pairing import LevalPairing, LevalPairingError, pair_files
+from app.judge.profiles import LEVAL
+from app.metrics.files import FileFormatError, llm_eval_rows
+from app.services.judge_runs.job import PreparedRun
+from app.services.judge_runs.pairs import JudgePair, PairError
+from app.services.judge_runs.prompt_versions import ensure_profile_prompt
+from app.services.judge_runs.reports import RunSpec
+from app.services.judge_runs.settings import JudgeSettings
 
 
 @dataclass

@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from sqlalchemy import or_, select
 from sqlalchemy.orm import aliased
 
-from ...extensions import db
-from ...models.corpus import HUMAN_EVAL
-from ...models import Document, Prediction, Question, System
-from ...judge.profiles import DEFAULT as DEFAULT_PROFILE, LEVAL, get_profile
-from ...judge import ORDERS, PairItem, PromptTemplate, answers_in_order, cache_key
-from .settings import LEVAL_BASELINE, load_settings
+from app.extensions import db
+from app.models.corpus import HUMAN_EVAL
+from app.models import Document, Prediction, Question, System
+from app.judge.profiles import DEFAULT as DEFAULT_PROFILE, LEVAL, get_profile
+from app.judge import ORDERS, PairItem, PromptTemplate, answers_in_order, cache_key
+from app.services.judge_runs.settings import LEVAL_BASELINE, load_settings
 
 # Which questions a run covers. L-Eval's judge set is the human-evaluation subset (85 questions);
 # "llm" is the task questions L-Eval marks for GPT-4 judging; "all" is every question both answered.

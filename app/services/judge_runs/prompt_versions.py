@@ -1,11 +1,11 @@
 """Judge prompt versions stored as JudgePrompt rows; an edit adds a version, never rewrites one."""
 from __future__ import annotations
 
-from ...extensions import db
-from ...models import JudgePrompt
-from ...judge import DEFAULT_TEMPLATE, PromptTemplate, validate_template
-from ...judge.profiles import LEVAL, PROFILES, get_profile
-from ..prompt_versions import (
+from app.extensions import db
+from app.models import JudgePrompt
+from app.judge import DEFAULT_TEMPLATE, PromptTemplate, validate_template
+from app.judge.profiles import LEVAL, PROFILES, get_profile
+from app.services.prompt_versions import (
     add_next_version, all_versions, find_version, newest_version, normalise_newlines, seed_version,
 )
 

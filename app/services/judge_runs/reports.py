@@ -13,14 +13,14 @@ from typing import Any
 
 from sqlalchemy import select
 
-from ...extensions import db
-from ...models import Job, JudgePrompt, LLMJudgment
-from ...judge import ORDERS, Aggregation, aggregate, cost_usd, count_outcomes, leval_win_rate, system_outcome
-from ...judge.profiles import DEFAULT as DEFAULT_PROFILE, JudgeProfile, get_profile
-from .pairs import DEFAULT_SCOPE, JudgePair, PairError, build_pairs, default_baseline, inputs_fingerprint, system_named
-from .prompt_versions import as_template
-from .settings import load_settings
-from .db_cache import rows_by_key
+from app.extensions import db
+from app.models import Job, JudgePrompt, LLMJudgment
+from app.judge import ORDERS, Aggregation, aggregate, cost_usd, count_outcomes, leval_win_rate, system_outcome
+from app.judge.profiles import DEFAULT as DEFAULT_PROFILE, JudgeProfile, get_profile
+from app.services.judge_runs.pairs import DEFAULT_SCOPE, JudgePair, PairError, build_pairs, default_baseline, inputs_fingerprint, system_named
+from app.services.judge_runs.prompt_versions import as_template
+from app.services.judge_runs.settings import load_settings
+from app.services.judge_runs.db_cache import rows_by_key
 
 JOB_KIND = "judge"
 

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
-from ..input_rules import text_problem
-from ...extensions import db
-from ...models import Setting
-from ...judge import DEFAULT_PRICES, ModelPrice
-from ...judge.runner import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S
-from ..llm import endpoints
-from ..llm.endpoints import EndpointChangeNotAllowed, SettingsError, endpoint_origin
+from app.services.input_rules import text_problem
+from app.extensions import db
+from app.models import Setting
+from app.judge import DEFAULT_PRICES, ModelPrice
+from app.judge.runner import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S
+from app.services.llm import endpoints
+from app.services.llm.endpoints import EndpointChangeNotAllowed, SettingsError, endpoint_origin
 
 if TYPE_CHECKING:
     import openai

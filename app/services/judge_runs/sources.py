@@ -11,14 +11,14 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from ...extensions import db
-from ...models import Document, Prediction, Question, System
-from ...models.corpus import HUMAN_EVAL
-from ...metrics.files import FileFormatError, describe_file, parse_jsonl
-from ..importers.predictions import parse_prediction_rows
-from ..importers.runner import import_rows
-from ...judge import PairItem
-from .pairs import DEFAULT_SCOPE, SCOPES, JudgePair, PairError, system_named
+from app.extensions import db
+from app.models import Document, Prediction, Question, System
+from app.models.corpus import HUMAN_EVAL
+from app.metrics.files import FileFormatError, describe_file, parse_jsonl
+from app.services.importers.predictions import parse_prediction_rows
+from app.services.importers.runner import import_rows
+from app.judge import PairItem
+from app.services.judge_runs.pairs import DEFAULT_SCOPE, SCOPES, JudgePair, PairError, system_named
 
 
 @dataclass(frozen=True)

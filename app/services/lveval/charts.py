@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from markupsafe import Markup
 
-from ...charts.curves import Curve, level_curves
-from ...charts.heatmap import depth_heatmap
-from ...metrics.files import LVEVAL_LEVELS
-from .report import OVERALL, Heatmap, LvevalView
+from app.charts.curves import Curve, level_curves
+from app.charts.heatmap import depth_heatmap
+from app.metrics.files import LVEVAL_LEVELS
+from app.services.lveval.report import OVERALL, Heatmap, LvevalView
 
 
 def curves_svg(view: LvevalView, *, identifier: str | None = None) -> Markup:

@@ -5,13 +5,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...extensions import db
-from ...metrics.files import FileFormatError, Row, is_lveval_file_name, is_lveval_row, iter_jsonl
-from ...metrics.lveval_eval import LvevalFile, collect_lveval_file
-from ..input_rules import lveval_row_errors, system_name_problem
-from ...metrics.lveval_rows import input_notes
-from ...text import sha256_bytes
-from .store import store_model
+from app.extensions import db
+from app.metrics.files import FileFormatError, Row, is_lveval_file_name, is_lveval_row, iter_jsonl
+from app.metrics.lveval_eval import LvevalFile, collect_lveval_file
+from app.services.input_rules import lveval_row_errors, system_name_problem
+from app.metrics.lveval_rows import input_notes
+from app.text import sha256_bytes
+from app.services.lveval.store import store_model
 
 MAX_NOTES = 50
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...stats.lveval import LEAKAGE_MARGIN, VARIANT_KINDS
-from .charts import curves_svg, heatmap_svg
-from .report import OVERALL, LvevalView, build_view, dataset_choices
+from app.stats.lveval import LEAKAGE_MARGIN, VARIANT_KINDS
+from app.services.lveval.charts import curves_svg, heatmap_svg
+from app.services.lveval.report import OVERALL, LvevalView, build_view, dataset_choices
 
 PROFILE_NOTES = {
     "official": "reproduces LV-Eval's evaluation.py, quirks included",

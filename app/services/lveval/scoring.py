@@ -14,13 +14,13 @@ from dataclasses import dataclass
 
 from sqlalchemy import delete, insert, select
 
-from ...extensions import db
-from ...metrics import PROFILES
-from ...metrics.lveval_rows import score_row
-from ...metrics.lveval_table import averages, file_score
-from ...models import Document, LvevalItem, MetricAggregate, MetricResult, Prediction, Question
-from ...models.base import utcnow
-from ...models.corpus import LVEVAL
+from app.extensions import db
+from app.metrics import PROFILES
+from app.metrics.lveval_rows import score_row
+from app.metrics.lveval_table import averages, file_score
+from app.models import Document, LvevalItem, MetricAggregate, MetricResult, Prediction, Question
+from app.models.base import utcnow
+from app.models.corpus import LVEVAL
 
 ROW_METRIC = "lveval_raw"
 CELL_METRIC = "lveval"

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 
 from sqlalchemy import delete, insert, select, update
 
-from ..input_rules import long_answer_flag, system_name_problem
-from ...extensions import db
-from ...metrics.files import FileFormatError, LvevalRow
-from ...metrics.lveval_eval import LvevalFile
-from ...models import Document, LvevalItem, MetricResult, Prediction, PredictionFile, Question, System
-from ...models.corpus import LVEVAL
-from ...text import normalize_ws, sha256_text, word_count
+from app.services.input_rules import long_answer_flag, system_name_problem
+from app.extensions import db
+from app.metrics.files import FileFormatError, LvevalRow
+from app.metrics.lveval_eval import LvevalFile
+from app.models import Document, LvevalItem, MetricResult, Prediction, PredictionFile, Question, System
+from app.models.corpus import LVEVAL
+from app.text import normalize_ws, sha256_text, word_count
 
 EVALUATION = "lveval"
 

@@ -6,13 +6,13 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from ...extensions import db
-from ...metrics.files import LVEVAL_LEVELS
-from ...metrics.lveval_table import result_csv_text, result_json, result_json_text
-from ...models import MetricAggregate, System
-from .charts import curves_svg
-from .report import SystemView, build_view
-from .scoring import AVERAGE_METRIC, CELL_METRIC, OVERALL_TASK, level_task
+from app.extensions import db
+from app.metrics.files import LVEVAL_LEVELS
+from app.metrics.lveval_table import result_csv_text, result_json, result_json_text
+from app.models import MetricAggregate, System
+from app.services.lveval.charts import curves_svg
+from app.services.lveval.report import SystemView, build_view
+from app.services.lveval.scoring import AVERAGE_METRIC, CELL_METRIC, OVERALL_TASK, level_task
 
 
 @dataclass

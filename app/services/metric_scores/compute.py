@@ -18,15 +18,15 @@ from typing import Callable, Iterable, Sequence
 
 from sqlalchemy import delete, func, insert, select
 
-from ...extensions import db
-from ...metrics import PROFILES, aggregate, score_item
-from ...metrics.evaluate import EVALUATIONS
-from ...metrics.length import length_summary
-from ...metrics.selection import SCOPE_ANALYSIS, SCOPE_COUNTED, plan_file
-from ...models import Document, MetricAggregate, MetricResult, Prediction, Question
-from ...models.base import utcnow
-from ...models.corpus import HUMAN_EVAL, LVEVAL
-from ..lveval.scoring import score_lveval_system
+from app.extensions import db
+from app.metrics import PROFILES, aggregate, score_item
+from app.metrics.evaluate import EVALUATIONS
+from app.metrics.length import length_summary
+from app.metrics.selection import SCOPE_ANALYSIS, SCOPE_COUNTED, plan_file
+from app.models import Document, MetricAggregate, MetricResult, Prediction, Question
+from app.models.base import utcnow
+from app.models.corpus import HUMAN_EVAL, LVEVAL
+from app.services.lveval.scoring import score_lveval_system
 
 # The row that averages a system's tasks (as L-Eval's leaderboard does).
 OVERALL = "*"

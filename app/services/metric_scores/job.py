@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from ...extensions import db
-from ...metrics import PROFILES
-from ...models import MetricAggregate, Prediction, PredictionFile, System
-from ..jobs import DuplicateJob, JobContext, submit_job
-from .compute import prediction_count, score_system
+from app.extensions import db
+from app.metrics import PROFILES
+from app.models import MetricAggregate, Prediction, PredictionFile, System
+from app.services.jobs import DuplicateJob, JobContext, submit_job
+from app.services.metric_scores.compute import prediction_count, score_system
 
 KIND = "metrics"
 # Bump when scoring changes, so the same inputs may be scored again.

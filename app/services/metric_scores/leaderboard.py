@@ -5,16 +5,16 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import and_, func, select, true
 
-from ...extensions import db
-from ...metrics import METRIC_KEYS
-from ...models import Document, MetricAggregate, MetricResult, Prediction, Question, Reference, System
-from ...models.corpus import HUMAN_EVAL, LVEVAL
-from ..lveval.scoring import AVERAGE_METRIC, CELL_METRIC
-from ..system_keys import keys_of
-from ..judge_runs import win_rates
-from ...metrics.files import LEVAL_TASKS as LEVAL_TASK_ORDER
-from ...metrics.selection import SCOPE_COUNTED
-from .compute import OVERALL, AVERAGED_METRICS, HUMAN_EVAL_BUCKET
+from app.extensions import db
+from app.metrics import METRIC_KEYS
+from app.models import Document, MetricAggregate, MetricResult, Prediction, Question, Reference, System
+from app.models.corpus import HUMAN_EVAL, LVEVAL
+from app.services.lveval.scoring import AVERAGE_METRIC, CELL_METRIC
+from app.services.system_keys import keys_of
+from app.services.judge_runs import win_rates
+from app.metrics.files import LEVAL_TASKS as LEVAL_TASK_ORDER
+from app.metrics.selection import SCOPE_COUNTED
+from app.services.metric_scores.compute import OVERALL, AVERAGED_METRICS, HUMAN_EVAL_BUCKET
 
 METRIC_LABELS = {
     "exact_match": "Exam (exact match)", "f1": "F1", "rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L",

@@ -3,9 +3,9 @@
 `app.rater` stays pure; this package is the glue. It uses the judge's settings (endpoint, key,
 prices) and its LLM-call layer, so the rater has the same client, cache, budget and concurrency.
 """
-from .job import JOB_KIND, RaterRunError, RaterSpec, dry_run, launch, rater_job
-from .prompts import RaterPromptError, create_rater_version, current_rater_prompt, list_rater_prompts
-from .reports import rater_agreement, rater_columns, rater_runs, study_ratings
+from app.services.rater_runs.job import JOB_KIND, RaterRunError, RaterSpec, dry_run, launch, rater_job
+from app.services.rater_runs.prompts import RaterPromptError, create_rater_version, current_rater_prompt, list_rater_prompts
+from app.services.rater_runs.reports import rater_agreement, rater_columns, rater_runs, study_ratings
 
 __all__ = [
     "JOB_KIND", "RaterPromptError", "RaterRunError", "RaterSpec", "create_rater_version", "current_rater_prompt",

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...extensions import db
-from ...models import Answer, Document, Question, Study, System
-from ...rater import RatingItem
-from ..annotation.pages import shown_references
-from ..studies.membership import shown_answers
+from app.extensions import db
+from app.models import Answer, Document, Question, Study, System
+from app.rater import RatingItem
+from app.services.annotation.pages import shown_references
+from app.services.studies.membership import shown_answers
 
 
 @dataclass(frozen=True)

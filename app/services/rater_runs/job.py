@@ -13,16 +13,16 @@ from typing import Any
 
 from sqlalchemy import update
 
-from ...extensions import db
-from ...llm.pricing import cost_usd, estimate_calls, price_for
-from ...models import Job, RaterPrompt, Study
-from ...rater import RaterTemplate, RatingResult, RatingSummary, rating_key, render, run_ratings
-from ..annotation.scoring import RUBRIC
-from ..jobs import JobCancelled, JobContext, submit_job
-from ..judge_runs.settings import JudgeSettings, check_concurrency, load_settings
-from .db_cache import DBRatingCache
-from .items import StudyItem, study_items
-from .prompts import as_template, get_rater_prompt
+from app.extensions import db
+from app.llm.pricing import cost_usd, estimate_calls, price_for
+from app.models import Job, RaterPrompt, Study
+from app.rater import RaterTemplate, RatingResult, RatingSummary, rating_key, render, run_ratings
+from app.services.annotation.scoring import RUBRIC
+from app.services.jobs import JobCancelled, JobContext, submit_job
+from app.services.judge_runs.settings import JudgeSettings, check_concurrency, load_settings
+from app.services.rater_runs.db_cache import DBRatingCache
+from app.services.rater_runs.items import StudyItem, study_items
+from app.services.rater_runs.prompts import as_template, get_rater_prompt
 
 JOB_KIND = "rater"
 USAGE_KEYS = ("api_calls", "prompt_tokens", "completion_tokens", "cost_usd")

@@ -1,10 +1,10 @@
 """Rater prompt versions stored as RaterPrompt rows; an edit adds a version, never rewrites one."""
 from __future__ import annotations
 
-from ...extensions import db
-from ...models import RaterPrompt
-from ...rater import DEFAULT_RATER_TEMPLATE, RaterTemplate, validate_template
-from ..prompt_versions import add_next_version, all_versions, newest_version, normalise_newlines, seed_version
+from app.extensions import db
+from app.models import RaterPrompt
+from app.rater import DEFAULT_RATER_TEMPLATE, RaterTemplate, validate_template
+from app.services.prompt_versions import add_next_version, all_versions, newest_version, normalise_newlines, seed_version
 
 
 class RaterPromptError(ValueError):

@@ -7,10 +7,10 @@ from typing import Any
 
 from sqlalchemy import select
 
-from ...extensions import db
-from ...models import Job, RaterPrompt
-from .db_cache import rows_by_key
-from .job import JOB_KIND, RaterRunError, RaterSpec, prepare
+from app.extensions import db
+from app.models import Job, RaterPrompt
+from app.services.rater_runs.db_cache import rows_by_key
+from app.services.rater_runs.job import JOB_KIND, RaterRunError, RaterSpec, prepare
 
 
 @dataclass
@@ -82,7 +82,7 @@ def rater_columns(study_id: int) -> list[dict[str, Any]]:
 
 def rater_agreement(study_id: int, records: list[dict]) -> list[dict[str, Any]]:
     """Per rater run: α against the annotators, item by item, beside the human leave-one-out ceiling."""
-    from ...stats.rater_agreement import rater_agreement as agreement
+    from app.stats.rater_agreement import rater_agreement as agreement
 
     results = []
     for ratings in all_study_ratings(study_id):

@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 
 from flask import g, has_request_context
 
-from ...extensions import db
-from ..data_versions import current_versions
+from app.extensions import db
+from app.services.data_versions import current_versions
 
 T = TypeVar("T")
 MAX_ENTRIES = 32

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...models.corpus import HUMAN_EVAL
-from ..judge_runs import win_rates
+from app.models.corpus import HUMAN_EVAL
+from app.services.judge_runs import win_rates
 
 WinRates = dict[str, list[dict[str, Any]]]
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from ...extensions import db
-from ...models import Document, Prediction, Question, StudyQuestion, StudySystem, System
-from ...stats.length_instruction import (
+from app.extensions import db
+from app.models import Document, Prediction, Question, StudyQuestion, StudySystem, System
+from app.stats.length_instruction import (
     LENGTH_INSTRUCTION_TEMPLATE, detected_word_target, reference_word_count, with_length_instruction,
 )
 

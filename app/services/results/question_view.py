@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import select
 
-from ...extensions import db
-from ...models import (
+from app.extensions import db
+from app.models import (
     AnnotationRound, Answer, Document, MetricResult, Prediction, Question, Reference, Score, StudyAnswer, System, User,
 )
-from ..studies.membership import shown_answers, study_scores
-from .metric_values import AUTOMATIC_METRICS
-from .scores import latest_rounds
+from app.services.studies.membership import shown_answers, study_scores
+from app.services.results.metric_values import AUTOMATIC_METRICS
+from app.services.results.scores import latest_rounds
 
 
 @dataclass

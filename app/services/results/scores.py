@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 from sqlalchemy import func, select
 
-from ...extensions import db
-from ...models import AnnotationRound, Document, Question, Score, Study, StudyAnswer, System, User
-from ..studies.assignment import assigned_questions
-from ..studies.membership import shown_answers, study_scores
+from app.extensions import db
+from app.models import AnnotationRound, Document, Question, Score, Study, StudyAnswer, System, User
+from app.services.studies.assignment import assigned_questions
+from app.services.studies.membership import shown_answers, study_scores
 
 VIEWS = ("all", "finished")
 VIEW_LABELS = {"all": "All scores", "finished": "Annotators who finished"}

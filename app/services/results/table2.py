@@ -6,12 +6,12 @@ from typing import Any
 
 from sqlalchemy import select
 
-from ...extensions import db
-from ...metrics.files import OPEN_TASKS
-from ...models import Job, MetricAggregate, System
-from ..judge_runs import RunSpec, win_rates
-from ..judge_runs.reports import task_win_rates
-from .analysis_cache import cached
+from app.extensions import db
+from app.metrics.files import OPEN_TASKS
+from app.models import Job, MetricAggregate, System
+from app.services.judge_runs import RunSpec, win_rates
+from app.services.judge_runs.reports import task_win_rates
+from app.services.results.analysis_cache import cached
 
 # The n-gram metric L-Eval's table shows for a task, by the metric its file is scored with.
 METRIC_LABELS = {"rougeL": "R-L", "f1": "F-1"}

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 from sqlalchemy import func, select
 
-from ...extensions import db
-from ...models.corpus import LONG_ANSWER_HELD
-from ...models import AnnotationRound, Answer, Prediction, Score, StudyAnswer, StudyQuestion, StudySystem, System
-from ...text import sha256_text, word_count
+from app.extensions import db
+from app.models.corpus import LONG_ANSWER_HELD
+from app.models import AnnotationRound, Answer, Prediction, Score, StudyAnswer, StudyQuestion, StudySystem, System
+from app.text import sha256_text, word_count
 
 
 def snapshot(prediction: Prediction) -> Answer:

@@ -12,9 +12,9 @@ from collections import defaultdict
 
 from sqlalchemy import delete, func, select
 
-from ...extensions import db
-from ...models import AnnotationRound, Answer, Score, Study, StudyAnnotator, StudyAnswer, StudyAssignment, User
-from .membership import SHOWN
+from app.extensions import db
+from app.models import AnnotationRound, Answer, Score, Study, StudyAnnotator, StudyAnswer, StudyAssignment, User
+from app.services.studies.membership import SHOWN
 
 
 class AssignmentError(ValueError):

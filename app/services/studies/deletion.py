@@ -15,8 +15,8 @@ from pathlib import Path
 from flask import current_app
 from sqlalchemy import delete, func, select
 
-from ...extensions import db
-from ...models import (
+from app.extensions import db
+from app.models import (
     AnnotationRound, Answer, Document, Prediction, PredictionFile, Question, Score, Study, System,
 )
 
@@ -99,7 +99,7 @@ def export_before_deleting(plan: DeletionPlan) -> Path | None:
     """Write the plan's scores, per study, as jsonl rows into <instance>/deleted/; return the file."""
     if not plan.score_ids:
         return None
-    from ..exports.rows import score_rows
+    from app.services.exports.rows import score_rows
 
     study_ids = sorted(set(db.session.scalars(
         select(AnnotationRound.study_id).join(Score, Score.round_id == AnnotationRound.id)

@@ -5,10 +5,10 @@ from dataclasses import dataclass
 
 from sqlalchemy import func, select
 
-from ...extensions import db
-from ...models import AnnotationRound, Score, Study, StudyAnnotator, StudyAnswer, StudyQuestion, StudySystem, User
-from ...routing import is_db_id
-from .membership import SHOWN
+from app.extensions import db
+from app.models import AnnotationRound, Score, Study, StudyAnnotator, StudyAnswer, StudyQuestion, StudySystem, User
+from app.routing import is_db_id
+from app.services.studies.membership import SHOWN
 
 
 class NoStudy(LookupError):

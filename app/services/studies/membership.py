@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from sqlalchemy import ColumnElement, Select, and_, func, select
 
-from ...extensions import db
-from ...models import AnnotationRound, Answer, Document, Question, Score, StudyAnswer, System
+from app.extensions import db
+from app.models import AnnotationRound, Answer, Document, Question, Score, StudyAnswer, System
 
 SHOWN: ColumnElement[bool] = StudyAnswer.excluded.is_(False)
 

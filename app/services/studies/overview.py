@@ -5,13 +5,13 @@ from dataclasses import dataclass
 
 from sqlalchemy import func, select
 
-from ...extensions import db
-from ...models import AnnotationRound, Answer, Prediction, Score, Study, StudyAnswer, StudyQuestion, StudySystem, System, User
-from ...models.corpus import REFERENCE_KINDS, REFERENCE_LABELS
-from ..annotation.oversight import AnnotatorProgress, QuestionCoverage, annotator_progress, question_coverage
-from .answers import Outdated, outdated
-from .assignment import annotator_ids
-from .references import Detection, detect, hidden_counts
+from app.extensions import db
+from app.models import AnnotationRound, Answer, Prediction, Score, Study, StudyAnswer, StudyQuestion, StudySystem, System, User
+from app.models.corpus import REFERENCE_KINDS, REFERENCE_LABELS
+from app.services.annotation.oversight import AnnotatorProgress, QuestionCoverage, annotator_progress, question_coverage
+from app.services.studies.answers import Outdated, outdated
+from app.services.studies.assignment import annotator_ids
+from app.services.studies.references import Detection, detect, hidden_counts
 
 
 @dataclass(frozen=True)

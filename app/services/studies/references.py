@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import delete, select
 
-from ...extensions import db
-from ...metrics.similarity import NEAR_IDENTICAL_F1, repeats
-from ...models import Answer, Reference, Study, StudyAnswer, StudyHiddenReference, StudySystem, System
-from ...models.corpus import REFERENCE_LABELS
+from app.extensions import db
+from app.metrics.similarity import NEAR_IDENTICAL_F1, repeats
+from app.models import Answer, Reference, Study, StudyAnswer, StudyHiddenReference, StudySystem, System
+from app.models.corpus import REFERENCE_LABELS
 
 
 @dataclass(frozen=True)

@@ -6,18 +6,18 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import delete, func, select
 
-from ...extensions import db
-from ...models import (
+from app.extensions import db
+from app.models import (
     Prediction, Question, Study, StudyAnnotator, StudyAnswer, StudyQuestion, StudySystem, System,
     User,
 )
-from ...models.corpus import REFERENCE_KINDS
-from ...models.studies import REFERENCE_POLICIES, STUDY_STATUSES
-from . import assignment, references
-from .. import question_sets as sets
-from ..input_rules import column_length, text_problem
-from ..question_sets import subset_questions  # noqa: F401  (re-exported: callers create the demo study with it)
-from .answers import pin_latest
+from app.models.corpus import REFERENCE_KINDS
+from app.models.studies import REFERENCE_POLICIES, STUDY_STATUSES
+from app.services.studies import assignment, references
+from app.services import question_sets as sets
+from app.services.input_rules import column_length, text_problem
+from app.services.question_sets import subset_questions  # noqa: F401  (re-exported: callers create the demo study with it)
+from app.services.studies.answers import pin_latest
 
 NAME_MAX = column_length(Study.name)
 NAME_RE = re.compile(rf"^[^\x00-\x1f\x7f]{{1,{NAME_MAX}}}$")

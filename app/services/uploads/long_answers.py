@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from sqlalchemy import func, select, update
 
-from ...extensions import db
-from ...models import Prediction, StudySystem, System
-from ...models.corpus import LONG_ANSWER_HELD, LONG_ANSWER_SHOWN
-from ..input_rules import MAX_HUMAN_ANSWER_CHARS
+from app.extensions import db
+from app.models import Prediction, StudySystem, System
+from app.models.corpus import LONG_ANSWER_HELD, LONG_ANSWER_SHOWN
+from app.services.input_rules import MAX_HUMAN_ANSWER_CHARS
 
 __all__ = ["MAX_HUMAN_ANSWER_CHARS", "long_answer_counts", "set_long_answers"]
 
@@ -32,7 +32,7 @@ def set_long_answers(system: System, *, show: bool) -> int:
     Shown answers join the system's studies at once (on questions they have no slot for yet);
     holding them back again keeps slots already pinned, so no score loses its answer.
     """
-    from ..studies.answers import pin_latest
+    from app.services.studies.answers import pin_latest
 
     old, new = (LONG_ANSWER_HELD, LONG_ANSWER_SHOWN) if show else (LONG_ANSWER_SHOWN, LONG_ANSWER_HELD)
     changed = db.session.execute(

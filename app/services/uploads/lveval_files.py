@@ -5,13 +5,13 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...metrics.lveval_eval import collect_lveval_file
-from ..input_rules import lveval_row_errors
-from ...metrics.lveval_rows import input_notes
-from ..lveval.store import ModelCounts, preview_model, store_model
+from app.metrics.lveval_eval import collect_lveval_file
+from app.services.input_rules import lveval_row_errors
+from app.metrics.lveval_rows import input_notes
+from app.services.lveval.store import ModelCounts, preview_model, store_model
 
 if TYPE_CHECKING:  # preview.py calls this module; importing it back would be a cycle
-    from .preview import FilePreview
+    from app.services.uploads.preview import FilePreview
 
 KIND = "lveval"
 MAX_NOTES = 10

@@ -5,11 +5,11 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import func, select
 
-from ...extensions import db
-from ...models import Job, MetricAggregate, Prediction, PredictionFile, System, User
-from ...models.corpus import LONG_ANSWER_HELD, LONG_ANSWER_SHOWN
-from ..metric_scores.job import KIND as METRICS_KIND
-from .long_answers import long_answer_counts
+from app.extensions import db
+from app.models import Job, MetricAggregate, Prediction, PredictionFile, System, User
+from app.models.corpus import LONG_ANSWER_HELD, LONG_ANSWER_SHOWN
+from app.services.metric_scores.job import KIND as METRICS_KIND
+from app.services.uploads.long_answers import long_answer_counts
 
 RECENT_JOBS = 20
 

@@ -5,10 +5,10 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 
-from ...metrics.files import FileFormatError, Row, describe_file, is_lveval_file_name, is_lveval_row, iter_jsonl
-from ..importers.predictions import parse_prediction_rows, preview_predictions
-from ..importers.runner import detect_format
-from ..input_rules import system_name_problem, upload_name_problem
+from app.metrics.files import FileFormatError, Row, describe_file, is_lveval_file_name, is_lveval_row, iter_jsonl
+from app.services.importers.predictions import parse_prediction_rows, preview_predictions
+from app.services.importers.runner import detect_format
+from app.services.input_rules import system_name_problem, upload_name_problem
 
 MAX_ERRORS = 20
 
@@ -148,7 +148,7 @@ def preview_file(name: str, path: Path, sha256: str, size: int, *, system_overri
         return preview
     name_system(preview, system_override)
     if preview.ok and (is_lveval_file_name(name) or _starts_with_lveval_row(path, name)):
-        from .lveval_files import preview_lveval_file
+        from app.services.uploads.lveval_files import preview_lveval_file
 
         if not is_lveval_file_name(name):  # LV-Eval rows under another name: its folder names the model
             preview.system = PurePosixPath(name).parent.name or system_override or preview.system

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from flask import current_app
 
-from .archive import READ_CHUNK
-from .preview import FilePreview
+from app.services.uploads.archive import READ_CHUNK
+from app.services.uploads.preview import FilePreview
 
 BATCH_ID_RE = re.compile(r"^[0-9a-f]{32}$")
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
