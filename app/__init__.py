@@ -5,14 +5,12 @@ import os
 from pathlib import Path
 from time import perf_counter
 
-from flask import Flask, g, request
+from flask import Flask, g
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 from app.config import REPO_ROOT, build_config, instance_path_from_env
 from app.extensions import csrf, db, login_manager, migrate
-
-from app.version import __version__
 
 
 def create_app(config: dict | None = None, *, web: bool = True) -> Flask:
@@ -46,10 +44,10 @@ def create_app(config: dict | None = None, *, web: bool = True) -> Flask:
     track_changes()
     # Every job kind, by import path: a worker imports a handler the first time it runs one.
     register_job_kinds(app, {
-        "metrics": "app.services.metric_scores.job:run_metrics_job",
-        "judge": "app.services.judge_runs.job:judge_job",
+        "metrics": "app.services.metrics.job:run_metrics_job",
+        "judge": "app.services.judge.job:judge_job",
         "generate": "app.services.generation.runs:generate_job",
-        "rater": "app.services.rater_runs.job:rater_job",
+        "rater": "app.services.rater.job:rater_job",
     })
     make_huey(app)
 
@@ -57,64 +55,10 @@ def create_app(config: dict | None = None, *, web: bool = True) -> Flask:
 
     register_cli(app)
     if web:
-        _register_web(app)
+        from app.web import register_web
+
+        register_web(app)
     return app
-
-
-def _register_web(app: Flask) -> None:
-    """Sign-in, CSRF, security headers, error pages and one blueprint per area."""
-    csrf.init_app(app)
-    login_manager.init_app(app)
-    login_manager.login_view = "auth.login"
-    login_manager.login_message = "Please sign in to continue."
-
-    from app import (
-        admin, annotate, auth, authoring, core, generation, jobs, judging, leaderboard, lveval, predictions, results,
-        studies,
-    )
-    from app.errors import register_error_handlers
-    from app.routing import DbIdConverter
-    from app.security import init_security
-
-    from app.services.login_limits import LoginLimiter
-
-    app.extensions["login_limiter"] = LoginLimiter(
-        limit=app.config.get("LEVAL_LOGIN_FAILURES_PER_MINUTE", 10), window_seconds=60.0
-    )
-    init_security(app)
-    register_error_handlers(app)
-    app.url_map.converters["int"] = DbIdConverter  # before any rule: ids past 2^63-1 match no route
-    # Every area's URL prefix, here and nowhere else.
-    areas = ((core, ""), (auth, ""), (annotate, "/annotate"), (admin, "/admin"), (studies, "/studies"),
-             (predictions, "/predictions"), (jobs, "/jobs"), (leaderboard, "/leaderboard"), (lveval, "/lveval"),
-             (results, "/results"), (judging, "/judge"), (generation, "/generate"), (authoring, "/author"))
-    for area, prefix in areas:
-        app.register_blueprint(area.bp, url_prefix=prefix)
-    _register_template_helpers(app)
-
-
-NAV_ITEMS = (
-    ("annotate.resume", "Annotate", False),
-    ("studies.index", "Studies", True),
-    ("predictions.index", "Predictions", True),
-    ("jobs.index", "Jobs", True),
-    ("leaderboard.index", "Leaderboard", True),
-    ("lveval.index", "LV-Eval", True),
-    ("results.human", "Results", True),
-    ("judging.index", "Judge", True),
-    ("generation.index", "Generate", True),
-)
-
-
-def _register_template_helpers(app: Flask) -> None:
-    def nav_is_current(endpoint: str) -> bool:
-        """Mark the nav item whose area (blueprint) this page belongs to."""
-        current = request.endpoint or ""
-        return current.split(".")[0] == endpoint.split(".")[0]
-
-    app.jinja_env.globals.update(
-        app_version=__version__, nav_items=NAV_ITEMS, nav_is_current=nav_is_current
-    )
 
 
 def _register_server_timing(app: Flask) -> None:

@@ -2,7 +2,7 @@
 
 It follows the script (and ``Baselines/LEval_config.py``: ``get_sys_prompt``,
 ``build_key_data_pairs``, ``k_to_number``) step by step, with its file-name substring tests,
-so that ``app.generate`` can be compared with it. The API call, printing, the confirmation
+so that ``app.core.generation`` can be compared with it. The API call, printing, the confirmation
 prompt, sleeping and retries are left out; the messages each call would send and the row
 written beside the answer are kept. It lives in the test folder only and is never imported
 by the application.

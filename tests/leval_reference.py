@@ -4,7 +4,7 @@ This module restates, in our own code, the algorithms of L-Eval's
 ``Evaluation/auto_eval.py``, ``em.py``, ``f1.py`` and ``rouge.py``
 (OpenLMLab/LEval, GPL-3.0; the SCROLLS-derived f1/rouge helpers it ships).
 It deliberately mirrors their behaviour step by step, quirks included, so
-that ``app.metrics`` can be checked against it on every published
+that ``app.core.metrics`` can be checked against it on every published
 prediction file.  It lives in the test folder only and is never imported by
 the application.
 

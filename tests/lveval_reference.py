@@ -4,7 +4,7 @@ This module restates, in our own code, the algorithms of LV-Eval's
 ``evaluation.py``, ``config.py`` and ``metrics.py`` (infinigence/LVEval, MIT):
 the per-row metrics, the per-file score written to ``eval_result/result.json``
 and the dataset x level table written to ``eval_result/result.csv``.  It
-mirrors them step by step, quirks included, so that ``app.metrics`` can be
+mirrors them step by step, quirks included, so that ``app.core.metrics`` can be
 checked against it.  It lives in the test folder only and is never imported
 by the application.
 

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from app.stats import (
+from app.core.stats import (
     breakdown,
     build_results,
     find_disagreements,
@@ -30,8 +30,8 @@ from app.stats import (
     system_means,
     with_length_instruction,
 )
-from app.stats.bootstrap import resample_weights
-from app.stats.agreement import (
+from app.core.stats.bootstrap import resample_weights
+from app.core.stats.agreement import (
     IDENTICAL_RATINGS,
     NO_OVERLAP,
     _unit_coincidences,
@@ -41,7 +41,7 @@ from app.stats.agreement import (
     bootstrap_alpha,
     items_scored_by_two_or_more,
 )
-from app.stats.length_instruction import detected_word_target, reference_word_count
+from app.core.stats.length_instruction import detected_word_target, reference_word_count
 from tests.support.shared import require_shared
 
 pytestmark = pytest.mark.database_free  # a pure core: the PostgreSQL pass leaves it out
@@ -489,7 +489,7 @@ def test_build_results_is_json_ready_and_honours_the_finished_view():
 
 def test_breakdowns_do_not_depend_on_the_order_of_the_scores():
     """A re-imported database returns the same scores in another order: not one bit may change."""
-    from app.stats.human import breakdown
+    from app.core.stats.human import breakdown
 
     rng = np.random.default_rng(1)
     records = [{"system": "s", "task": "t", "score": int(value)} for value in rng.integers(1, 6, size=97)]

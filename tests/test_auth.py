@@ -174,7 +174,7 @@ def test_a_password_change_ends_the_accounts_sessions(app, client, auth):
 
 def test_a_session_cookie_with_a_bare_user_id_is_refused(app):
     """Cookies made before session versions carried only the id: they sign in again."""
-    from app.security import load_user
+    from app.web.security import load_user
 
     with app.app_context():
         user_id = _user_id(app, "admin")

@@ -1,11 +1,11 @@
-"""Pair validation, evidence spans and the task-file round trip of app.generate.authoring."""
+"""Pair validation, evidence spans and the task-file round trip of app.core.generation.authoring."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from app.generate.authoring import PairError, check_pair, check_span, export_line, read_line
+from app.core.generation.authoring import PairError, check_pair, check_span, export_line, read_line
 
 pytestmark = pytest.mark.database_free  # a pure core: the PostgreSQL pass leaves it out
 
@@ -82,7 +82,7 @@ def test_bad_lines_name_file_line_and_field(change, message):
 
 
 def test_pane_offsets_map_to_the_stored_text_and_back():
-    from app.generate import authoring
+    from app.core.generation import authoring
 
     text = "one\r\ntwo\r\n\r\nthree café\rfour"
     shown = authoring.normalise_newlines(text)

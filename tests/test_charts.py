@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.charts import distribution_chart, grouped_bar_chart, mean_ci_chart, rank_chart, scatter_chart
-from app.charts.svg import SVG_NAMESPACE
+from app.core.charts import distribution_chart, grouped_bar_chart, mean_ci_chart, rank_chart, scatter_chart
+from app.core.charts.svg import SVG_NAMESPACE
 
 pytestmark = pytest.mark.database_free  # a pure core: the PostgreSQL pass leaves it out
 

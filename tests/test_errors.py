@@ -8,13 +8,13 @@ import pytest
 from werkzeug.routing import IntegerConverter
 
 from app.extensions import db
-from app.routing import MAX_DB_ID, comma_ids, id_list
+from app.web.routing import MAX_DB_ID, comma_ids, id_list
 from tests.conftest import AuthActions
 from tests.test_security import build_url, url_values
 
 HUGE = 2 ** 63
 API_ROUTES = ("/annotate/api/", "/jobs/api", "/annotate/document/", "/judge/win-rates.json", "/leaderboard/json")
-JSON_SUFFIX = ".json"  # every *.json route answers JSON too (app.errors.API_PATH), e.g. the authoring panes
+JSON_SUFFIX = ".json"  # every *.json route answers JSON too (app.web.errors.API_PATH), e.g. the authoring panes
 
 
 def signed_in(app, username: str):
@@ -185,7 +185,7 @@ def test_a_value_the_database_refuses_is_a_400_that_says_nothing_was_saved(demo,
     """The net behind the input rules: PostgreSQL's DataError (too long, NUL) is a 400, never a 500."""
     from sqlalchemy.exc import DataError
 
-    from app.predictions import views
+    from app.web.predictions_pkg import views
 
     def refused(*args, **kwargs):
         raise DataError("UPDATE predictions …", {}, Exception("value too long for type character varying(10)"))

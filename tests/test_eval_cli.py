@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from app.metrics import METRIC_KEYS, evaluate_file
+from app.core.metrics import METRIC_KEYS, evaluate_file
 from app.services.demo import DEMO_PATH
 from tests.conftest import REPO_ROOT
 from tests.test_metrics import PUBLISHED

@@ -25,7 +25,7 @@ from app import create_app
 from app.extensions import db
 from app.models import System
 from app.services.jobs.worker import execute_job
-from app.services.metric_scores import submit_metrics_job
+from app.services.metrics import submit_metrics_job
 from tests.e2e.conftest import start_server, stop_server
 from tests.support.databases import json_value, on_postgres
 from tests.support.live import HttpSession, InstanceDatabase, human_eval_questions, instance_database, prepare_instance

@@ -8,7 +8,7 @@ import pytest
 
 from app import create_app
 from app.extensions import db
-from app.services.judge_runs import RunSpec, current_prompt, launch, save_settings
+from app.services.judge import RunSpec, current_prompt, launch, save_settings
 from tests.e2e.conftest import start_server, stop_server
 from tests.support.databases import json_value
 from tests.support.judge_data import BASELINE, EXPECTED, SYSTEM, marker_judge, write_judge_dataset

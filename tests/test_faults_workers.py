@@ -40,7 +40,7 @@ def submit_metrics_job_now(instance, system: str) -> int:
     from app import create_app
     from app.extensions import db
     from app.models import System
-    from app.services.metric_scores import submit_metrics_job
+    from app.services.metrics import submit_metrics_job
 
     app = create_app({"INSTANCE_PATH": instance})
     with app.app_context():

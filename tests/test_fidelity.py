@@ -8,11 +8,11 @@ import pytest
 from sqlalchemy import func, select
 
 from app.extensions import db
-from app.metrics import evaluate_file, evaluate_rows
-from app.metrics.selection import NothingCounted
+from app.core.metrics import evaluate_file, evaluate_rows
+from app.core.metrics.selection import NothingCounted
 from app.models import MetricAggregate, MetricResult, System
 from app.services.importers import import_path
-from app.services.metric_scores import score_system
+from app.services.metrics import score_system
 from tests import leval_judge_reference as oracle
 from tests import leval_reference as auto_eval
 from tests.conftest import require_shared

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from app.judge import parse_verdict
-from app.judge.profiles import (
+from app.core.judge import parse_verdict
+from app.core.judge.profiles import (
     DIFFERENCES, LEVAL_SYSTEM_PROMPT, LEVAL_USER_TEMPLATE, PROFILES, QUIRKS as JUDGE_QUIRKS, SHARED_DEVIATIONS,
 )
-from app.judge.verdict import parse_verdict_leval
+from app.core.judge.verdict import parse_verdict_leval
 from tests import leval_judge_reference as oracle
 from tests.conftest import require_shared
 from tests.support.baselines_layout import build_layout
@@ -166,7 +166,7 @@ def test_systems_in_the_database_under_leval_are_a_recorded_run(app, runner, jud
     from app.extensions import db
     from app.models import Job
     from app.services.importers import import_path
-    from app.services.judge_runs import win_rates
+    from app.services.judge import win_rates
 
     shared = require_shared()
     layout = build_layout(shared, tmp_path / "layout", tasks=["financial_qa"],
@@ -219,7 +219,7 @@ def test_the_published_identical_pair_costs_no_call_by_default(runner, judge_stu
 
 
 def test_identical_answers_tie_in_both_orders_without_a_call(judge_stub):
-    from app.judge import DEFAULT_TEMPLATE, InMemoryJudgeCache, PairItem, make_client, run_judgments
+    from app.core.judge import DEFAULT_TEMPLATE, InMemoryJudgeCache, PairItem, make_client, run_judgments
 
     items = [PairItem("same", "Q?", "Ref.", "An  answer.\n", "An answer."),
              PairItem("other", "Q2?", "Ref.", "Short.", "A longer answer.")]

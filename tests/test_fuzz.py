@@ -23,9 +23,9 @@ from app.extensions import db
 from app.models import Prediction, PredictionFile, Score, ScoreRevision, System, User
 from app.services import summary
 from app.services.importers import import_path
-from app.metrics.files import FileFormatError as ImportFailure
-from app.metrics.files import parse_jsonl
-from app.services.judge_runs.settings import SettingsError, parse_prices
+from app.core.metrics.files import FileFormatError as ImportFailure
+from app.core.metrics.files import parse_jsonl
+from app.services.judge.settings import SettingsError, parse_prices
 from app.services.uploads import load_batch
 from app.services.uploads.archive import UploadRejected, ZipLimits, read_zip
 from tests.scoring_helpers import ANSWERS_RE

@@ -1,11 +1,11 @@
-"""Truncation, token counting, manifests and prediction rows of app.generate."""
+"""Truncation, token counting, manifests and prediction rows of app.core.generation."""
 from __future__ import annotations
 
 import time
 
 import pytest
 
-from app.generate import manifest, predfile, tokens, truncate
+from app.core.generation import manifest, predfile, tokens, truncate
 
 pytestmark = pytest.mark.database_free  # a pure core: the PostgreSQL pass leaves it out
 
@@ -206,8 +206,8 @@ def test_the_questions_fingerprint_follows_content_and_order():
 # --- run plans ------------------------------------------------------------------------------
 
 def test_a_plan_cuts_each_document_once_and_prices_the_calls():
-    from app.generate import plan, prompts
-    from app.generate.prompts import Question
+    from app.core.generation import plan, prompts
+    from app.core.generation.prompts import Question
 
     settings = plan.Settings(model="m", endpoint="127.0.0.1:9", context_tokens=1000, max_tokens=100)
     long_doc = words(3000)

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from app.generate import predfile, prompts, tokens, truncate
-from app.generate.prompts import LEVAL_PROFILE, Question
+from app.core.generation import predfile, prompts, tokens, truncate
+from app.core.generation.prompts import LEVAL_PROFILE, Question
 from tests import leval_prompt_reference as ref
 from tests.support.shared import require_shared
 
@@ -17,7 +17,7 @@ MODEL = "turbo-16k-0613-16k"
 
 
 def ours(metric: str, task: str, data: list[dict], max_length: int, count, model_key: str = MODEL) -> list[dict]:
-    """Run one L-Eval file through app.generate the way the job will (answers faked like the oracle's)."""
+    """Run one L-Eval file through app.core.generation the way the job will (answers faked like the oracle's)."""
     out = []
     n = 0
     for d in data:

@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import select
 
 from app.extensions import db
-from app.generate import prompts, tokens, truncate
+from app.core.generation import prompts, tokens, truncate
 from app.models import Job, Prediction, System
 from tests.support.openai_stub import Fault
 

@@ -7,7 +7,7 @@ import pytest
 
 from app import create_app
 from app.extensions import db
-from app.generate import plan
+from app.core.generation import plan
 from app.services.generation import runs
 from app.services.generation.spec import RunSpec, endpoint_of
 from tests.e2e.conftest import start_server, stop_server

@@ -96,7 +96,7 @@ def test_editing_a_prompt_saves_a_new_version(demo, client, auth):
     assert client.get("/generate/prompts").status_code == 200
     page = client.get("/generate/prompts/1").get_data(as_text=True)
     assert "Document is as follows. {document} Instruction: {instruction} Output: " in page
-    from app.generate.prompts import LEVAL_SYSTEMS, LEVAL_TEMPLATES
+    from app.core.generation.prompts import LEVAL_SYSTEMS, LEVAL_TEMPLATES
 
     data = {"csrf_token": auth.token(), **{f"system-{k}": v for k, v in LEVAL_SYSTEMS.items()},
             **{f"template-{k}": v for k, v in LEVAL_TEMPLATES.items()}}
@@ -163,7 +163,7 @@ def test_the_launch_form_refuses_text_the_database_cannot_store(demo, client, au
     ("template-open", "template &#39;open&#39; contains a NUL character (\\u0000)"),
 ])
 def test_a_prompt_edit_with_a_nul_character_is_refused_and_no_version_is_saved(demo, client, auth, field, message):
-    from app.generate.prompts import LEVAL_SYSTEMS, LEVAL_TEMPLATES
+    from app.core.generation.prompts import LEVAL_SYSTEMS, LEVAL_TEMPLATES
 
     auth.login("researcher")
     data = {"csrf_token": auth.token(), **{f"system-{k}": v for k, v in LEVAL_SYSTEMS.items()},

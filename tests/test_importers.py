@@ -12,8 +12,8 @@ from app.extensions import db
 from app.models import Prediction, Question, Reference, System
 from app.services import summary
 from app.services.importers import import_path
-from app.metrics.files import parse_jsonl
-from app.metrics.files import FileFormatError as ImportFailure
+from app.core.metrics.files import parse_jsonl
+from app.core.metrics.files import FileFormatError as ImportFailure
 
 REF = {
     "instructions": ["What colour is the boat?", "Who sails it?"],

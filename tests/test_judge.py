@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from app.judge import (
+from app.core.judge import (
     DEFAULT_TEMPLATE,
     InMemoryJudgeCache,
     JudgmentResult,

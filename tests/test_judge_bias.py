@@ -1,4 +1,4 @@
-"""Judge bias probes (app.stats.judge_bias): checked against scipy and against planted synthetic biases."""
+"""Judge bias probes (app.core.stats.judge_bias): checked against scipy and against planted synthetic biases."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from app.stats.judge_bias import (
+from app.core.stats.judge_bias import (
     L2_PENALTY, PairVerdicts, fit_logistic, length_controlled, longer_wins, position_probe, probe_by_task,
     wilson_interval,
 )
@@ -188,9 +188,9 @@ def test_the_bias_page_recovers_a_planted_length_preference(app, runner, client,
     from app.extensions import db
     from app.models import Job
     from app.services.importers import import_path
-    from app.services.judge_runs import RunSpec
-    from app.services.judge_runs.bias import pair_verdicts
-    from app.services.judge_runs.reports import run_report
+    from app.services.judge import RunSpec
+    from app.services.judge.bias import pair_verdicts
+    from app.services.judge.reports import run_report
     from tests.support.openai_stub import StubOpenAIServer
 
     _write_dataset(tmp_path)

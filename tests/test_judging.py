@@ -13,7 +13,7 @@ from app.models import Job, JudgePrompt, LLMJudgment, Prediction, System
 from app.services.importers import import_path
 from app.services.jobs import DuplicateJob, cancel_job, resume_job
 from app.services.jobs.worker import start_workers
-from app.services.judge_runs import RunSpec, dry_run, launch, run_report, save_settings, win_rates
+from app.services.judge import RunSpec, dry_run, launch, run_report, save_settings, win_rates
 from tests.support.judge_data import (
     BASELINE, DOCUMENT_MARK, EXPECTED, EXPECTED_ALL, SCRIPT_ANSWER, SYSTEM, marker_judge, write_judge_dataset,
 )
@@ -51,7 +51,7 @@ def worker(judge_app):
 
 def spec(scope="human_eval", model="gpt-4", prompt_id=None) -> RunSpec:
     if prompt_id is None:
-        from app.services.judge_runs import current_prompt
+        from app.services.judge import current_prompt
 
         prompt_id = current_prompt().id
     return RunSpec(SYSTEM, BASELINE, model, prompt_id, 0.0, scope)
@@ -223,7 +223,7 @@ def test_the_budget_is_cumulative_over_a_cancel_and_resume(judge_app, stub, work
 
 
 def test_a_budget_needs_a_price(judge_app):
-    from app.services.judge_runs import JudgeRunError
+    from app.services.judge import JudgeRunError
 
     with judge_app.app_context(), pytest.raises(JudgeRunError, match="no price"):
         launch(spec(model="local-llama"), concurrency=1, budget_usd=1.0)
@@ -369,7 +369,7 @@ def test_bad_settings_are_refused(app, client, auth, field, value, message):
     page = client.post("/judge/settings", data=data).get_data(as_text=True)
     assert message in page
     with app.app_context():
-        from app.services.judge_runs import load_settings
+        from app.services.judge import load_settings
 
         assert load_settings().prices["gpt-4"].prompt_per_million == 30.0  # nothing was saved
 
@@ -455,8 +455,8 @@ def test_win_rates_per_judge_model_and_prompt_version(judge_app, stub, worker):
 
 
 def test_a_row_stored_meanwhile_by_another_job_is_updated_not_duplicated(judge_app, monkeypatch):
-    from app.judge import JudgmentResult
-    from app.services.judge_runs import DBJudgeCache
+    from app.core.judge import JudgmentResult
+    from app.services.judge import DBJudgeCache
 
     def result(verdict, error=None):
         return JudgmentResult("p", "AB", verdict, f"reply {verdict}", 10, 5, 1.0, error, "gpt-4", "k" * 64)

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from app.extensions import db
 from app.models import Job
 from app.services import demo
-from app.services.judge_runs import win_rates
+from app.services.judge import win_rates
 from tests.support.judge_data import expected_outcomes, read_pred_file, shorter_judge, shorter_verdict
 
 DEMO = demo.DEMO_PATH / "human_eval"

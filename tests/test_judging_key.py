@@ -7,8 +7,8 @@ import pytest
 
 from app.extensions import db
 from app.models import Setting
-from app.services.judge_runs import load_settings, save_settings
-from app.services.judge_runs.settings import EndpointChangeNotAllowed, endpoint_origin
+from app.services.judge import load_settings, save_settings
+from app.services.judge.settings import EndpointChangeNotAllowed, endpoint_origin
 from tests.support.openai_stub import StubOpenAIServer
 
 KEY = "sk-admins-judge-KEY-0123456789abcdef"

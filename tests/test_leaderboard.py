@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import MetricAggregate, Prediction, System
-from app.services.metric_scores import score_system, score_unscored_systems
+from app.services.metrics import score_system, score_unscored_systems
 from tests.support.predictions import load_demo_data
 
 HOSTILE = "<script>alert('x')</script><b>bold</b> & more"
@@ -125,7 +125,7 @@ def test_system_page_lists_tasks_with_profile(app, scored):
 def test_judge_column_uses_win_rates_when_available(app, scored, monkeypatch):
     rates = {"terse-13b": [{"judge_model": "judge-x", "prompt_version": 2, "win_rate": 61.25},
                            {"judge_model": "judge-y", "prompt_version": 1, "win_rate": 40.0}]}
-    monkeypatch.setattr("app.services.metric_scores.leaderboard.win_rates", lambda: rates)
+    monkeypatch.setattr("app.services.metrics.leaderboard.win_rates", lambda: rates)
     page = scored.get("/leaderboard").get_data(as_text=True)
     row = row_of(page, "terse-13b")
     assert cell(row, "judge") == "61.25" and "judge-x · default · v2" in row and "(+1)" in row
@@ -171,7 +171,7 @@ def test_the_human_eval_subset_has_its_own_column_group(app, scored, monkeypatch
                             "baseline": "shaky-3b"},
                            {"judge_model": "judge-x", "prompt_version": 1, "win_rate": 55.5, "scope": "human_eval",
                             "baseline": "shaky-3b"}]}
-    monkeypatch.setattr("app.services.metric_scores.leaderboard.win_rates", lambda: rates)
+    monkeypatch.setattr("app.services.metrics.leaderboard.win_rates", lambda: rates)
     page = scored.get("/leaderboard").get_data(as_text=True)
     assert 'id="group-subset" class="group-subset">Human-evaluation subset</th>' in page
     row = row_of(page, "terse-13b")

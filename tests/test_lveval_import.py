@@ -12,7 +12,7 @@ from app.extensions import db
 from app.models import Document, Job, LvevalItem, MetricAggregate, MetricResult, Prediction, Question, System
 from app.models.corpus import LVEVAL
 from app.services.lveval import import_models
-from app.services.metric_scores.compute import score_system
+from app.services.metrics.compute import score_system
 from tests import lveval_reference as ref
 from tests.support.lveval_data import DATASETS, LEVELS, write_bad_folder, write_lenient_folder, write_model, write_rows
 from tests.support.predictions import batch_id, confirm, make_zip, post_upload

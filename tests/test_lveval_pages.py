@@ -10,7 +10,7 @@ from app.extensions import db
 from app.models import System
 from app.services.demo import DEMO_PATH
 from app.services.lveval import import_models
-from app.services.metric_scores.job import score_unscored_systems
+from app.services.metrics.job import score_unscored_systems
 from tests import lveval_reference as ref
 from tests.support.lveval_data import DEMO_KEYS, DEMO_MODELS, write_model
 

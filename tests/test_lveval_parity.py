@@ -1,4 +1,4 @@
-"""app.metrics against the LV-Eval oracle: every row, every file's cell, result.json and result.csv, byte for byte."""
+"""app.core.metrics against the LV-Eval oracle: every row, every file's cell, result.json and result.csv, byte for byte."""
 from __future__ import annotations
 
 import json
@@ -6,12 +6,12 @@ import random
 
 import pytest
 
-from app.metrics import evaluate_file, evaluate_rows
-from app.metrics.files import FileFormatError, read_rows
-from app.metrics.lveval_eval import evaluate_folder, parse_lveval_file, score_files
-from app.metrics.lveval_rouge import RECON_CALL_LIMIT, RougeUnavailable, rouge_l
-from app.metrics.lveval_rows import NOTE_STRING_ANSWERS, score_row
-from app.metrics.lveval_table import averages, result_json_text
+from app.core.metrics import evaluate_file, evaluate_rows
+from app.core.metrics.files import FileFormatError, read_rows
+from app.core.metrics.lveval.evaluation import evaluate_folder, parse_lveval_file, score_files
+from app.core.metrics.lveval.rouge import RECON_CALL_LIMIT, RougeUnavailable, rouge_l
+from app.core.metrics.lveval.rows import NOTE_STRING_ANSWERS, score_row
+from app.core.metrics.lveval.table import averages, result_json_text
 from tests import lveval_reference as ref
 from tests.support.lveval_data import (write_bad_folder, write_lenient_folder, write_model, write_quirk_folder,
                                       write_rows)
@@ -154,7 +154,7 @@ def test_u2028_inside_a_row_is_read_whole(tmp_path):
 
 
 def test_needle_depth_comes_from_a_depth_field_or_the_rows_context(tmp_path):
-    from app.metrics.files import Row, parse_lveval_row
+    from app.core.metrics.files import Row, parse_lveval_row
 
     base = {"pred": "Orrin Vale", "answers": ["Orrin Vale"], "input": "Who founded Lumeria?"}
     assert parse_lveval_row(Row(1, {**base, "depth": 0.25}), "f.jsonl").depth == 0.25

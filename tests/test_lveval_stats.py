@@ -6,10 +6,10 @@ import re
 import numpy as np
 import pytest
 
-from app.charts.curves import Curve, level_curves
-from app.charts.heatmap import depth_heatmap, score_colour
-from app.stats import lveval as analysis
-from app.stats.bootstrap import resample_weights
+from app.core.charts.curves import Curve, level_curves
+from app.core.charts.heatmap import depth_heatmap, score_colour
+from app.core.stats import lveval as analysis
+from app.core.stats.bootstrap import resample_weights
 
 pytestmark = pytest.mark.database_free  # a pure core: the PostgreSQL pass leaves it out
 

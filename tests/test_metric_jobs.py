@@ -1,4 +1,4 @@
-"""Metric jobs: a real worker scores stored predictions exactly as app.metrics does; kill, cancel, resume, duplicates."""
+"""Metric jobs: a real worker scores stored predictions exactly as app.core.metrics does; kill, cancel, resume, duplicates."""
 from __future__ import annotations
 
 import os
@@ -11,12 +11,12 @@ import pytest
 from sqlalchemy import select
 
 from app.extensions import db
-from app.metrics import PROFILES, evaluate_file, score_item
+from app.core.metrics import PROFILES, evaluate_file, score_item
 from app.models import Job, MetricAggregate, MetricResult, Prediction, Question, System
 from app.services.demo import DEMO_PATH
 from app.services.importers import import_path
 from app.services.jobs import DuplicateJob, cancel_job, resume_job
-from app.services.metric_scores import score_system, score_unscored_systems, submit_metrics_job
+from app.services.metrics import score_system, score_unscored_systems, submit_metrics_job
 from tests.conftest import REPO_ROOT
 from tests.support.jobs import wait_for_job as wait_for
 from tests.support.predictions import demo_file
@@ -61,7 +61,7 @@ def results(app, name: str) -> dict:
 
 
 def expected_from_files(name: str, profile: str) -> dict:
-    """What app.metrics gives on the demo files themselves, keyed like the stored aggregates."""
+    """What app.core.metrics gives on the demo files themselves, keyed like the stored aggregates."""
     files = {"quality": DEMO_PATH / f"exam_eval/{name}/quality.pred.jsonl",
              "scientific_qa": DEMO_PATH / f"ngram_eval/{name}/scientific_qa.pred.jsonl",
              "human_eval": DEMO_PATH / f"human_eval/{name}.pred.jsonl"}

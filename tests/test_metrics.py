@@ -1,4 +1,4 @@
-"""Parity of the official profile with L-Eval's reference scripts, and the public API of app.metrics.
+"""Parity of the official profile with L-Eval's reference scripts, and the public API of app.core.metrics.
 
 The parity tests read L-Eval's published predictions from ``../shared/leval``
 (next to the repository) and are skipped when that folder is absent.
@@ -17,11 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.shared import PREDICTIONS as SHARED_PREDICTIONS, SHARED_LEVAL, require_shared
-from app.metrics import (
+from app.core.metrics import (
     METRIC_KEYS, PROFILES, QUIRKS, aggregate, describe_file, evaluate_file, evaluate_rows, resolve_profile,
     score_item,
 )
-from app.metrics.selection import NothingCounted
+from app.core.metrics.selection import NothingCounted
 
 pytestmark = pytest.mark.database_free  # a pure core: the PostgreSQL pass leaves it out
 

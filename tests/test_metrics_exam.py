@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from app.metrics import aggregate, score_item
-from app.metrics.exam import (
+from app.core.metrics import aggregate, score_item
+from app.core.metrics.exam import (
     code_answer, em_score, fixed_math_answer, fixed_option_letters, official_math_answer,
     official_option_letters, option_answer_letters,
 )
-from app.metrics.normalize import em_normalize
+from app.core.metrics.normalize import em_normalize
 
 pytestmark = pytest.mark.database_free  # a pure core: the PostgreSQL pass leaves it out
 

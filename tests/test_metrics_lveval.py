@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from app.metrics import KeywordWarning, evaluate_file, evaluate_rows, keyword_f1, score_item
-from app.metrics.lveval import dataset_name, dataset_settings, tokens_en, tokens_zh
+from app.core.metrics import KeywordWarning, evaluate_file, evaluate_rows, keyword_f1, score_item
+from app.core.metrics.lveval import dataset_name, dataset_settings, tokens_en, tokens_zh
 
 pytestmark = pytest.mark.database_free  # a pure core: the PostgreSQL pass leaves it out
 

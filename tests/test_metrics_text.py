@@ -8,11 +8,11 @@ from hypothesis import strategies as st
 from rouge_score import rouge_scorer
 from rouge_score import tokenize as rouge_tokenize
 
-from app.metrics import aggregate, score_item
-from app.metrics.f1 import best_f1, f1_tokens, token_f1
-from app.metrics.length import word_count
-from app.metrics.normalize import rouge_tokens_ascii
-from app.metrics.rouge import best_rouge, lcs_length, package_rouge, rouge_tokens
+from app.core.metrics import aggregate, score_item
+from app.core.metrics.f1 import best_f1, f1_tokens, token_f1
+from app.core.metrics.length import word_count
+from app.core.metrics.normalize import rouge_tokens_ascii
+from app.core.metrics.rouge import best_rouge, lcs_length, package_rouge, rouge_tokens
 
 pytestmark = pytest.mark.database_free  # a pure core: the PostgreSQL pass leaves it out
 

@@ -1,11 +1,11 @@
-"""Paired significance between adjacent systems (app.stats.paired): scipy's own tests and planted effects."""
+"""Paired significance between adjacent systems (app.core.stats.paired): scipy's own tests and planted effects."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from app.stats.paired import adjacent_tests, bootstrap_interval, paired_test, permutation_p_value
+from app.core.stats.paired import adjacent_tests, bootstrap_interval, paired_test, permutation_p_value
 
 
 @pytest.mark.parametrize("n", [6, 12, 16])

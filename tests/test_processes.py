@@ -22,7 +22,7 @@ from sqlalchemy import select
 from app import create_app
 from app.extensions import db
 from app.models import System
-from app.services.metric_scores import submit_metrics_job
+from app.services.metrics import submit_metrics_job
 from tests.conftest import REPO_ROOT
 from tests.e2e.conftest import ADMIN_RE, free_port, start_server, stop_server
 from tests.support.live import ADMIN, HttpSession, human_eval_questions, instance_database, prepare_instance

@@ -11,15 +11,15 @@ from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import Document, LLMRating, Score, Study
-from app.rater import DEFAULT_RATER_TEMPLATE, RaterTemplate, RatingItem, parse_score, render, validate_template
+from app.core.rater import DEFAULT_RATER_TEMPLATE, RaterTemplate, RatingItem, parse_score, render, validate_template
 from app.services.annotation.scoring import RUBRIC
 from app.services.jobs import DuplicateJob
-from app.services.judge_runs import save_settings
-from app.services.rater_runs import RaterRunError, RaterSpec, current_rater_prompt, dry_run, launch
-from app.services.rater_runs.items import study_items
-from app.services.rater_runs.reports import all_study_ratings
+from app.services.judge import save_settings
+from app.services.rater import RaterRunError, RaterSpec, current_rater_prompt, dry_run, launch
+from app.services.rater.items import study_items
+from app.services.rater.reports import all_study_ratings
 from app.services.results import analyse, rater_agreement
-from app.stats.rater_agreement import rater_agreement as agreement_core
+from app.core.stats.rater_agreement import rater_agreement as agreement_core
 from tests.support.jobs import wait_for_job
 from tests.support.scoring_data import generate_scores
 

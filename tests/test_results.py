@@ -14,14 +14,14 @@ from app.extensions import db
 from app.models import Document, MetricResult, Prediction, Question, System
 from app.models.corpus import HUMAN_EVAL
 from app.services import demo
-from app.stats.agreement import IDENTICAL_RATINGS
+from app.core.stats.agreement import IDENTICAL_RATINGS
 from app.services.importers import import_path
 from app.services.studies.lookup import require_study
 from app.services.studies.setup import StudySpec, create_study
 from app.services.results import analyse, disagreements, load_current_scores
-from app.services.judge_runs import RunSpec, current_prompt, save_settings
-from app.services.judge_runs.prompt_versions import create_version
-from app.services.judge_runs.job import execute, prepare_run, record_finished_run
+from app.services.judge import RunSpec, current_prompt, save_settings
+from app.services.judge.prompt_versions import create_version
+from app.services.judge.job import execute, prepare_run, record_finished_run
 from app.services.results.judge_rates import load_win_rates
 from app.services.results.metric_values import length_deltas, metric_means
 from tests.support.judge_data import answers_in
@@ -392,7 +392,7 @@ def test_cached_analyses_follow_the_data(scored_demo, client, auth):
 def test_cached_pages_follow_in_place_judgment_updates_and_settings(scored_demo, client, auth):
     """A resumed judge run turns error rows into verdicts in place; the cache must notice, as it must a setting."""
     from app.models import LLMJudgment
-    from app.services.results.analysis_cache import data_fingerprint
+    from app.services.cache import data_fingerprint
 
     with scored_demo.app_context():
         first_question = db.session.scalars(

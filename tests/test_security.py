@@ -21,19 +21,19 @@ from app import create_app
 from app.cli import serve as serve_command
 from app.extensions import db
 from app.models import Document, Job, PredictionFile, Question, Study, System, User
-from app.security import PUBLIC_ENDPOINTS
-from app.services.metric_scores import submit_metrics_job
+from app.web.security import PUBLIC_ENDPOINTS
+from app.services.metrics import submit_metrics_job
 from tests.conftest import PASSWORDS, REPO_ROOT, AuthActions, csrf_token
 
 # Staff areas: every endpoint of these blueprints must carry a role check that leaves annotators out.
 STAFF_BLUEPRINTS = {"predictions", "jobs", "results", "judging", "admin"}
 # The only endpoints open to every signed-in user; anything else must name its roles.
 ANY_SIGNED_IN = {
-    "core.index", "auth.logout", "annotate.resume", "annotate.study_home", "annotate.question", "annotate.done",
+    "home.index", "auth.logout", "annotate.resume", "annotate.study_home", "annotate.question", "annotate.done",
     "annotate.document", "annotate.save_score_api",
 }
 WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
-PUBLIC = {"auth.login", "core.healthz", "static"}
+PUBLIC = {"auth.login", "home.healthz", "static"}
 
 
 @pytest.fixture

@@ -7,10 +7,10 @@ import pytest
 from sqlalchemy import select
 
 from app.extensions import db
-from app.metrics import evaluate_file
+from app.core.metrics import evaluate_file
 from app.models import System
 from app.services.importers import import_path
-from app.services.metric_scores import score_system
+from app.services.metrics import score_system
 from app.services.results.assemble import full_results
 from app.services.studies.setup import StudySpec, create_study, questions_for
 from tests import leval_judge_reference as oracle

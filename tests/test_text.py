@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from app.text import document_title, shared_lead, title_line
+from app.core.text import document_title, shared_lead, title_line
 from tests.support.shared import HUMAN_EVAL
 
 pytestmark = pytest.mark.database_free  # a pure core: the PostgreSQL pass leaves it out

@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import func, select
 
 from app.extensions import db
-from app.metrics.files import iter_jsonl
+from app.core.metrics.files import iter_jsonl
 from app.models import Prediction, PredictionFile, StudyAnswer, System, UploadBatch
 from app.models.corpus import LONG_ANSWER_HELD, LONG_ANSWER_SHOWN
 from app.services.input_rules import MAX_HUMAN_ANSWER_CHARS

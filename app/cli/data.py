@@ -11,9 +11,9 @@ from flask.cli import with_appcontext
 
 from app.services import demo, summary
 from app.services.download import DownloadError, download_human_eval
-from app.metrics.files import FileFormatError
+from app.core.metrics.files import FileFormatError
 from app.services.importers import ImportReport, import_path
-from app.metrics.files import describe
+from app.core.metrics.files import describe
 from app.services.importers.runner import find_files
 from app.cli.database import upgrade_database
 

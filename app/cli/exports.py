@@ -21,7 +21,7 @@ from app.services.exports import (
     record_count,
     write_leval_folder,
 )
-from app.metrics.files import describe
+from app.core.metrics.files import describe
 from app.cli.database import upgrade_database
 from app.cli.studies import command_study
 

@@ -7,14 +7,14 @@ from pathlib import Path
 import click
 from flask.cli import with_appcontext
 
-from app.judge import leval_statistics, price_for
-from app.judge.profiles import DEFAULT as DEFAULT_PROFILE, LEVAL, PROFILES as JUDGE_PROFILES
-from app.services.judge_runs import DEFAULT_SCOPE, SCOPES, PairError, PromptError, RunSpec, load_settings
-from app.services.judge_runs.pairs import JudgePair, build_pairs
-from app.services.judge_runs.prompt_versions import current_prompt, ensure_profile_prompt, prompt_by_version
-from app.services.judge_runs.job import PreparedRun, execute, record_finished_run
-from app.services.judge_runs.leval_files import leval_file_run
-from app.services.judge_runs.sources import Side, match_sides, resolve_side
+from app.core.judge import leval_statistics, price_for
+from app.core.judge.profiles import DEFAULT as DEFAULT_PROFILE, LEVAL, PROFILES as JUDGE_PROFILES
+from app.services.judge import DEFAULT_SCOPE, SCOPES, PairError, PromptError, RunSpec, load_settings
+from app.services.judge.pairs import JudgePair, build_pairs
+from app.services.judge.prompt_versions import current_prompt, ensure_profile_prompt, prompt_by_version
+from app.services.judge.job import PreparedRun, execute, record_finished_run
+from app.services.judge.leval_files import leval_file_run
+from app.services.judge.sources import Side, match_sides, resolve_side
 from app.cli.database import upgrade_database
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from flask.cli import with_appcontext
 
-from app.metrics.files import FileFormatError, LVEVAL_LEVELS, describe, is_lveval_file_name
+from app.core.metrics.files import FileFormatError, LVEVAL_LEVELS, describe, is_lveval_file_name
 
 
 def lveval_groups(files: list[Path]) -> dict[Path, list[Path]]:
@@ -23,7 +23,7 @@ def lveval_groups(files: list[Path]) -> dict[Path, list[Path]]:
 
 def lveval_tables(files: list[Path], *, profile: str) -> tuple[list[dict], list[str]]:
     """One entry per model folder: the result.json numbers, result.csv, the averages and the notes."""
-    from app.metrics.lveval_eval import evaluate_folder
+    from app.core.metrics.lveval.evaluation import evaluate_folder
 
     entries, errors = [], []
     for folder, paths in lveval_groups(files).items():

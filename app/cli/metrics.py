@@ -8,9 +8,9 @@ from pathlib import Path
 import click
 from flask.cli import with_appcontext
 
-from app.metrics import METRIC_KEYS, PROFILES, evaluate_file
-from app.metrics.evaluate import EVALUATIONS
-from app.metrics.selection import SCOPE_ANALYSIS, SCOPE_COUNTED
+from app.core.metrics import METRIC_KEYS, PROFILES, evaluate_file
+from app.core.metrics.evaluate import EVALUATIONS
+from app.core.metrics.selection import SCOPE_ANALYSIS, SCOPE_COUNTED
 from app.cli.lveval import lveval_tables, print_lveval
 
 PROFILE_CHOICES = click.Choice(list(PROFILES))
@@ -115,7 +115,7 @@ def score_metrics(system_names: tuple[str, ...], profile: str | None) -> None:
 
     from app.extensions import db
     from app.models import System
-    from app.services.metric_scores import score_system
+    from app.services.metrics import score_system
     from app.cli.database import upgrade_database
 
     upgrade_database()

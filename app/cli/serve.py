@@ -41,7 +41,7 @@ def _bootstrap(load_demo: bool) -> None:
         if report.failed:
             raise click.ClickException(f"demo data failed to import: {report.failed[0].error}")
         # Score the demo now (a second or two), so the leaderboard is not empty on first start.
-        from app.services.metric_scores import score_unscored_systems
+        from app.services.metrics import score_unscored_systems
 
         scored = score_unscored_systems()
         if scored:

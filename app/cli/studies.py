@@ -9,8 +9,9 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import PredictionFile, Study, System, User
-from app.routing import MAX_DB_ID
-from app.services.studies import deletion, setup
+from app.models.ids import MAX_DB_ID
+from app.services import deletion
+from app.services.studies import setup
 from app.services.studies.answers import pin_latest
 from app.services.studies.lookup import NoStudy, find_study, require_study, study_rows
 from app.services.studies.overview import study_overview

@@ -2,7 +2,7 @@
 from app.models.corpus import Document, LvevalItem, Prediction, PredictionFile, Question, Reference, System, UploadBatch
 from app.models.generation import AuthoredPair, GenerationAnswer, GenerationCall, GenerationPrompt, GenerationRun
 from app.models.jobs import Job
-from app.models.judging import JudgePrompt, LLMJudgment
+from app.models.judge import JudgePrompt, LLMJudgment
 from app.models.metrics import MetricAggregate, MetricResult
 from app.models.queue import QueueCounter, QueueSchedule, QueueTask, QueueValue
 from app.models.rating import LLMRating, RaterPrompt

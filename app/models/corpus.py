@@ -104,7 +104,7 @@ class System(db.Model):
     in_domain_data: Mapped[bool | None] = mapped_column(Boolean)  # IDD
     parameters: Mapped[str] = mapped_column(String(40), default="")  # e.g. "7B"
     links: Mapped[str] = mapped_column(Text, default="")  # one URL per line
-    # An LV-Eval ablation: this system is `variant_kind` (see app.stats.lveval.VARIANT_KINDS) of another.
+    # An LV-Eval ablation: this system is `variant_kind` (see app.core.stats.lveval.VARIANT_KINDS) of another.
     # A plain id, not a foreign key: adding one to `systems` would make SQLite rebuild the table, and the
     # rebuild cascades into every prediction; a tag whose base is gone reads as no tag.
     variant_of_id: Mapped[int | None] = mapped_column(Integer)

@@ -22,7 +22,7 @@ class MetricResult(db.Model):
     metric: Mapped[str] = mapped_column(String(40))
     profile: Mapped[str] = mapped_column(String(20))
     # "counted": counted in the task score as the reference script counts it; "analysis": scored by the
-    # row's own evaluation for the metric-versus-human analysis only (app.metrics.selection).
+    # row's own evaluation for the metric-versus-human analysis only (app.core.metrics.selection).
     scope: Mapped[str] = mapped_column(String(12), default="counted", server_default="counted")
     value: Mapped[float] = mapped_column(Float)
     job_id: Mapped[int | None] = mapped_column(ForeignKey("jobs.id", ondelete="SET NULL"))

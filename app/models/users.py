@@ -29,7 +29,7 @@ class User(UserMixin, db.Model):
     created_at: Mapped[datetime] = created_at_column()
     last_login_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # Part of every session's user id: raising it ends every session of the account (sign-out everywhere,
-    # a password change or reset, deactivation). See get_id and app.security.load_user.
+    # a password change or reset, deactivation). See get_id and app.web.security.load_user.
     session_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     def set_password(self, password: str) -> None:

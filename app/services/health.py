@@ -7,6 +7,7 @@ a failure is never remembered, so recovery shows at once.
 """
 from __future__ import annotations
 
+import errno
 import os
 import threading
 import time
@@ -17,9 +18,55 @@ from flask import current_app
 from sqlalchemy import func, insert, select, text, update
 from sqlalchemy.exc import DBAPIError
 
-from app.errors import storage_failure
 from app.extensions import db
 from app.models import Setting
+
+
+@dataclass(frozen=True)
+class StorageFailure:
+    kind: str  # busy | full | readonly | unavailable | damaged
+    message: str
+
+
+STORAGE_MESSAGES = {
+    "busy": "The database is busy with another write. Nothing was saved; please retry.",
+    "full": "The server's disk is full. Nothing was saved; please retry once an admin has freed space.",
+    "readonly": "The server cannot write to its database or instance folder. Nothing was saved; please retry later.",
+    "unavailable": "The database cannot be reached. Nothing was saved; please retry.",
+    "damaged": "The database cannot be read: it may be damaged. Nothing was saved; tell an admin.",
+}
+# SQLite's primary result codes (the low byte of sqlite_errorcode).
+_SQLITE_KINDS = {5: "busy", 6: "busy", 13: "full", 8: "readonly", 10: "unavailable", 14: "unavailable",
+                 11: "damaged", 26: "damaged"}
+# PostgreSQL SQLSTATEs (class prefix or exact code).
+_POSTGRES_KINDS = {"53": "full", "25006": "readonly", "40001": "busy", "40P01": "busy", "55P03": "busy",
+                   "57P01": "unavailable", "57P02": "unavailable", "57P03": "unavailable", "08": "unavailable",
+                   "58": "unavailable", "XX001": "damaged", "XX002": "damaged"}
+_FILE_ERRNOS = {errno.ENOSPC: "full", errno.EDQUOT: "full", errno.EFBIG: "full", errno.EROFS: "readonly",
+                errno.EACCES: "readonly", errno.EPERM: "readonly", errno.EIO: "unavailable"}
+
+
+def storage_failure(exc: BaseException) -> StorageFailure | None:
+    """Name the storage failure behind an exception (database or file), or None when it is something else."""
+    kind = None
+    if isinstance(exc, DBAPIError):
+        orig = exc.orig
+        code = getattr(orig, "sqlite_errorcode", None)
+        state = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+        if code is not None:
+            kind = _SQLITE_KINDS.get(code & 0xFF)
+        elif state:
+            kind = _POSTGRES_KINDS.get(state) or _POSTGRES_KINDS.get(state[:2])
+        elif exc.connection_invalidated or type(orig).__name__ == "OperationalError":
+            text = str(orig).lower()  # a driver without codes: read its words
+            kind = ("busy" if "locked" in text or "busy" in text else "full" if "full" in text
+                    else "readonly" if "readonly" in text or "read-only" in text else None)
+            if kind is None and exc.connection_invalidated:
+                kind = "unavailable"
+    elif isinstance(exc, OSError) and not isinstance(exc, (ConnectionError, TimeoutError)):
+        kind = _FILE_ERRNOS.get(exc.errno)
+    return StorageFailure(kind, STORAGE_MESSAGES[kind]) if kind else None
+
 
 PROBE_KEY = "health.probe"
 PROBE_FILE = ".health-probe"
@@ -31,7 +78,7 @@ DEFAULT_INTEGRITY_SECONDS = 60.0
 class Health:
     ok: bool
     problem: str = ""  # one line: what failed and why
-    kind: str = ""  # busy | full | readonly | unavailable | damaged (see app.errors)
+    kind: str = ""  # busy | full | readonly | unavailable | damaged (see app.web.errors)
 
 
 @dataclass

@@ -131,7 +131,7 @@ def long_answer_flag(text: str) -> str:
 
 def lveval_row_errors(parsed) -> list:
     """FileFormatErrors for the LV-Eval rows (of a parsed LvevalFile) whose text the database cannot store."""
-    from app.metrics.files import FileFormatError
+    from app.core.metrics.files import FileFormatError
 
     errors = []
     for row in parsed.rows:

@@ -8,7 +8,7 @@ Create Date: 2026-11-23 18:50:00.000000
 from alembic import op
 import sqlalchemy as sa
 
-from app.text import document_title, normalize_ws
+from app.core.text import document_title, normalize_ws
 
 # revision identifiers, used by Alembic.
 revision = '050d3a358bfb'

@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import krippendorff  # noqa: E402
 import numpy as np  # noqa: E402
 
-from app.charts import distribution_chart, grouped_bar_chart, mean_ci_chart, rank_chart, scatter_chart  # noqa: E402
-from app.stats import (  # noqa: E402
+from app.core.charts import distribution_chart, grouped_bar_chart, mean_ci_chart, rank_chart, scatter_chart  # noqa: E402
+from app.core.stats import (  # noqa: E402
     alpha_by_system,
     build_results,
     reliability_data,

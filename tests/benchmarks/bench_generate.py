@@ -49,7 +49,7 @@ def _generate(app, stub, model: str, system: str, concurrency: int) -> tuple[flo
         prepared = prepare(spec)
         run = runs.create_run(prepared, None)
         db.session.commit()
-        from app.llm.client import make_client
+        from app.core.llm.client import make_client
 
         client = make_client(stub.base_url, "bench-key", max_retries=2, timeout=30.0)
         started = time.perf_counter()

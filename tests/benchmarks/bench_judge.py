@@ -26,14 +26,14 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 if str(REPO_ROOT) not in sys.path:  # run as a script: make `app` and `tests` importable
     sys.path.insert(0, str(REPO_ROOT))
 
-from app.judge import (  # noqa: E402
+from app.core.judge import (  # noqa: E402
     DEFAULT_TEMPLATE,
     InMemoryJudgeCache,
     PairItem,
     make_client,
     run_judgments,
 )
-from app.metrics.files import prediction_key, read_rows  # noqa: E402
+from app.core.metrics.files import prediction_key, read_rows  # noqa: E402
 from tests.benchmarks.common import SHARED_LEVAL, print_table, row  # noqa: E402
 from tests.support.openai_stub import StubOpenAIServer  # noqa: E402
 
@@ -139,7 +139,7 @@ def _timed_job_runs(latency_s: float, concurrency: int) -> tuple[float, dict[str
     from app.models import Job
     from app.services.importers import import_path
     from app.services.jobs.worker import start_workers
-    from app.services.judge_runs import RunSpec, current_prompt, launch, save_settings
+    from app.services.judge import RunSpec, current_prompt, launch, save_settings
 
     def wait_done(app, job_id: int) -> Job:
         while True:

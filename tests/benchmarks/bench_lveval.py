@@ -53,7 +53,7 @@ def _import_and_score(folder: Path, instance: Path) -> tuple[float, dict]:
     from app.extensions import db
     from app.models import MetricAggregate, System
     from app.services.lveval import import_models
-    from app.services.metric_scores.compute import score_system
+    from app.services.metrics.compute import score_system
 
     app = create_app({"INSTANCE_PATH": instance}, web=False)
     with app.app_context():

@@ -25,10 +25,10 @@ from common import print_table, row, shared_or_exit  # noqa: I001  (common puts 
 from app import create_app  # noqa: E402
 from app.cli.database import upgrade_database  # noqa: E402
 from app.extensions import db  # noqa: E402
-from app.metrics import PROFILES, evaluate_file  # noqa: E402
+from app.core.metrics import PROFILES, evaluate_file  # noqa: E402
 from app.models import System  # noqa: E402
 from app.services.importers import import_path  # noqa: E402
-from app.services.metric_scores import score_system  # noqa: E402
+from app.services.metrics import score_system  # noqa: E402
 from app.services.uploads import preview_upload  # noqa: E402
 
 

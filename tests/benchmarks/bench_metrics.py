@@ -20,8 +20,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from app.metrics import evaluate_file  # noqa: E402
-from app.metrics.rouge import rouge_l  # noqa: E402
+from app.core.metrics import evaluate_file  # noqa: E402
+from app.core.metrics.rouge import rouge_l  # noqa: E402
 from tests.benchmarks.common import SHARED_LEVAL as LEVAL_ROOT  # noqa: E402
 
 TARGET_ALL_FILES_SECONDS = 3.0

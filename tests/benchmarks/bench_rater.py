@@ -27,9 +27,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 if str(REPO_ROOT) not in sys.path:  # run as a script: make `app` and `tests` importable
     sys.path.insert(0, str(REPO_ROOT))
 
-from app.llm.client import make_client  # noqa: E402
-from app.metrics.files import prediction_key, read_rows  # noqa: E402
-from app.rater import DEFAULT_RATER_TEMPLATE, InMemoryRatingCache, RatingItem, run_ratings  # noqa: E402
+from app.core.llm.client import make_client  # noqa: E402
+from app.core.metrics.files import prediction_key, read_rows  # noqa: E402
+from app.core.rater import DEFAULT_RATER_TEMPLATE, InMemoryRatingCache, RatingItem, run_ratings  # noqa: E402
 from app.services.annotation.scoring import RUBRIC  # noqa: E402
 from tests.benchmarks.common import SHARED_LEVAL, print_table, row  # noqa: E402
 from tests.support.openai_stub import StubOpenAIServer  # noqa: E402
@@ -95,8 +95,8 @@ def _timed_jobs(latency_s: float, concurrency: int) -> tuple[float, dict, float,
     from app.models import Job
     from app.services.importers import import_path
     from app.services.jobs.worker import start_workers
-    from app.services.judge_runs import save_settings
-    from app.services.rater_runs import RaterSpec, current_rater_prompt, launch
+    from app.services.judge import save_settings
+    from app.services.rater import RaterSpec, current_rater_prompt, launch
     from app.services.studies.setup import StudySpec, create_study
 
     def wait_done(app, job_id: int) -> Job:

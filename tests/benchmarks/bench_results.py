@@ -72,8 +72,9 @@ def run(quick: bool = False) -> list[dict]:
     """Measure every results page; rows of p50/p95 server time against /healthz and the bare analysis."""
     requests = QUICK_REQUESTS if quick else REQUESTS
     human_eval = shared_or_exit() / "Predictions" / "human_eval"
-    from app.stats import build_results
-    from app.services.results import analysis_cache, load_current_scores
+    from app.core.stats import build_results
+    from app.services import cache as analysis_cache
+    from app.services.results import load_current_scores
     from app.services.studies.lookup import require_study
 
     with tempfile.TemporaryDirectory() as folder:

@@ -58,7 +58,7 @@ def one_study(instance: Path) -> None:
     from app import create_app
     from app.extensions import db
     from app.models import Study, System
-    from app.services.studies import deletion
+    from app.services import deletion
     from app.services.studies.setup import StudySpec, create_study, subset_questions
 
     app = create_app({"INSTANCE_PATH": instance})

@@ -15,11 +15,11 @@ from sqlalchemy.exc import IntegrityError
 
 from app.services.data_versions import note_written
 from app.services.input_rules import text_problem
-from app.services.writers import one_writer
+from app.services.sqlite_writer import one_writer
 from app.extensions import db
 from app.models import AnnotationRound, Answer, QuestionView, Score, ScoreRevision, Study, StudyAnswer, StudyAssignment
 from app.models.base import utcnow
-from app.routing import MAX_DB_ID
+from app.models.ids import MAX_DB_ID
 
 SCORE_VALUES = (1, 2, 3, 4, 5)
 MAX_COMMENT = 4000

@@ -12,7 +12,7 @@ from sqlalchemy import func
 
 from app.extensions import db
 from app.models import Answer, Document, Question, Score, Study, StudyAnswer, StudyQuestion
-from app.text import normalize_ws, shared_lead
+from app.core.text import normalize_ws, shared_lead
 from app.services.studies.assignment import assigned_questions
 from app.services.studies.membership import shown_answers, study_scores
 

@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import Answer, Document, Question, StudyQuestion, System
-from app.text import match_key, normalize_ws, sha256_text
+from app.core.text import match_key, normalize_ws, sha256_text
 from app.services.studies.membership import shown_answers
 from app.services.exports.leval import study_systems
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from app.version import __version__
+from app.core.version import __version__
 from app.extensions import db
 from app.models import (
     AnnotationRound, Answer, Document, Prediction, PredictionFile, Question, Score, Study, StudyAnswer, System, User,

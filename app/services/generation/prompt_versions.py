@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from app.extensions import db
-from app.generate.prompts import LEVAL_PROFILE, SYSTEM_KEYS, TEMPLATE_KEYS, PromptProfile, validate_profile
+from app.core.generation.prompts import LEVAL_PROFILE, SYSTEM_KEYS, TEMPLATE_KEYS, PromptProfile, validate_profile
 from app.models import GenerationPrompt
 from app.services.input_rules import text_problem
 from app.services.prompt_versions import (

@@ -13,10 +13,10 @@ from typing import Callable
 from sqlalchemy import select
 
 from app.extensions import db
-from app.generate import plan as plans
-from app.generate.prompts import combine_fact
-from app.llm import pricing
-from app.llm.batch import Call, Reply, Usage, run_calls
+from app.core.generation import plan as plans
+from app.core.generation.prompts import combine_fact
+from app.core.llm import pricing
+from app.core.llm.batch import Call, Reply, Usage, run_calls
 from app.models import GenerationRun, Job, System
 from app.services.jobs import JobCancelled, JobContext, submit_job
 from app.services.jobs.lifecycle import DuplicateJob, enqueue
@@ -31,7 +31,7 @@ class CallsFailed(RuntimeError):
 
 
 def _prices():
-    from app.services.judge_runs.settings import load_settings  # the one price table, kept with the judge settings
+    from app.services.judge.settings import load_settings  # the one price table, kept with the judge settings
 
     return load_settings().prices
 
@@ -176,7 +176,7 @@ def usage_dict(usage: Usage, before: dict | None = None) -> dict:
 
 def queue_metrics(system_id: int, user_id: int | None) -> int | None:
     """Queue the metrics job for the run's system; return its id (None when an identical one exists)."""
-    from app.services.metric_scores.job import submit_metrics_job
+    from app.services.metrics.job import submit_metrics_job
 
     system = db.session.get(System, system_id)
     try:

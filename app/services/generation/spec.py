@@ -5,10 +5,10 @@ import re
 from dataclasses import asdict, dataclass, fields
 
 from app.extensions import db
-from app.generate import manifest as manifests
-from app.generate import plan as plans
-from app.generate import tokens
-from app.generate.prompts import PromptProfile, Question
+from app.core.generation import manifest as manifests
+from app.core.generation import plan as plans
+from app.core.generation import tokens
+from app.core.generation.prompts import PromptProfile, Question
 from app.models import GenerationPrompt
 from app.services.generation import prompt_versions
 from app.services.llm import endpoints

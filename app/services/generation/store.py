@@ -6,10 +6,10 @@ from sqlalchemy.exc import IntegrityError
 
 from app.services.input_rules import long_answer_flag
 from app.extensions import db
-from app.generate import predfile
-from app.llm.batch import Reply
+from app.core.generation import predfile
+from app.core.llm.batch import Reply
 from app.models import Answer, GenerationAnswer, GenerationCall, GenerationRun, MetricResult, Prediction, System
-from app.text import sha256_text, word_count
+from app.core.text import sha256_text, word_count
 from app.services.studies.answers import snapshot
 from app.services.question_sets import select_questions, task_of
 

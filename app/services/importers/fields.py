@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import InstrumentedAttribute
 
-from app.metrics.files import FileFormatError, Row
+from app.core.metrics.files import FileFormatError, Row
 from app.services.input_rules import text_problem
 
 

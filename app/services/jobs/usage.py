@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import update
 
 from app.extensions import db
-from app.llm.batch import Call, Reply, Reservation
+from app.core.llm.batch import Call, Reply, Reservation
 from app.models import Job
 
 # Cumulative over a job's attempts. reserved_*: calls counted at their reservation because their
@@ -29,7 +29,7 @@ def previous_usage(job: Job | None) -> dict[str, Any]:
 
 
 class JobUsageLedger:
-    """The `ledger` of app.llm.batch.run_calls for a background job: writes usage into the job's result."""
+    """The `ledger` of app.core.llm.batch.run_calls for a background job: writes usage into the job's result."""
 
     def __init__(self, job_id: int, before: dict[str, Any]) -> None:
         self.job_id = job_id

@@ -1,16 +1,16 @@
-"""The LV-Eval page's SVGs, drawn from a report.LvevalView with app.charts."""
+"""The LV-Eval page's SVGs, drawn from a report.LvevalView with app.core.charts."""
 from __future__ import annotations
 
 from markupsafe import Markup
 
-from app.charts.curves import Curve, level_curves
-from app.charts.heatmap import depth_heatmap
-from app.metrics.files import LVEVAL_LEVELS
+from app.core.charts.curves import Curve, level_curves
+from app.core.charts.heatmap import depth_heatmap
+from app.core.metrics.files import LVEVAL_LEVELS
 from app.services.lveval.report import OVERALL, Heatmap, LvevalView
 
 
 def curves_svg(view: LvevalView, *, identifier: str | None = None) -> Markup:
-    """The level curves; app.charts escapes every text in it, so it is markup-safe as a whole."""
+    """The level curves; app.core.charts escapes every text in it, so it is markup-safe as a whole."""
     curves = []
     for system in view.systems:
         points = [system.points.get(level) for level in view.levels]
@@ -30,7 +30,7 @@ def curves_svg(view: LvevalView, *, identifier: str | None = None) -> Markup:
 
 
 def heatmap_svg(heatmap: Heatmap) -> Markup:
-    """One system's needle heatmap; app.charts escapes every text in it."""
+    """One system's needle heatmap; app.core.charts escapes every text in it."""
     svg = depth_heatmap(heatmap.depths, LVEVAL_LEVELS, heatmap.cells, heatmap.counts,
                         title=f"{heatmap.system}: {heatmap.dataset}", note="Mean score per needle depth and level.",
                         identifier=f"needles-{heatmap.dataset}-{heatmap.system}")

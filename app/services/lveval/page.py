@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.stats.lveval import LEAKAGE_MARGIN, VARIANT_KINDS
+from app.core.stats.lveval import LEAKAGE_MARGIN, VARIANT_KINDS
 from app.services.lveval.charts import curves_svg, heatmap_svg
 from app.services.lveval.report import OVERALL, LvevalView, build_view, dataset_choices
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from sqlalchemy import select
 
 from app.extensions import db
-from app.metrics.files import LVEVAL_LEVELS
-from app.metrics.lveval_table import result_csv_text, result_json, result_json_text
+from app.core.metrics.files import LVEVAL_LEVELS
+from app.core.metrics.lveval.table import result_csv_text, result_json, result_json_text
 from app.models import MetricAggregate, System
 from app.services.lveval.charts import curves_svg
 from app.services.lveval.report import SystemView, build_view

@@ -1,5 +1,4 @@
 """Results and analysis from the database: human scores, metrics against humans, agreement."""
-from app.services.results import analysis_cache
 from app.services.results.length_flags import SystemFlag, prompt_rows, set_length_instruction_flags, systems_with_flags
 from app.services.results.metric_values import AUTOMATIC_METRICS, LENGTH_KEY, LENGTH_LABEL, PROFILE_LABELS, MetricColumn, metric_columns
 from app.services.results.assemble import (
@@ -9,7 +8,7 @@ from app.services.results.scores import VIEW_LABELS, VIEWS, AnnotatorProgress, C
 
 __all__ = [
     "AUTOMATIC_METRICS", "AnnotatorProgress", "CurrentScores", "LENGTH_KEY", "LENGTH_LABEL", "MetricColumn",
-    "PROFILE_LABELS", "SystemFlag", "VIEWS", "VIEW_LABELS", "analyse", "analysis_cache", "columns_for", "current_scores",
+    "PROFILE_LABELS", "SystemFlag", "VIEWS", "VIEW_LABELS", "analyse", "columns_for", "current_scores",
     "disagreements", "full_results", "length_instructed_systems", "load_current_scores", "metric_columns",
     "prompt_rows", "rater_agreement", "set_length_instruction_flags", "systems_with_flags",
 ]

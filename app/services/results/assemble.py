@@ -13,12 +13,12 @@ from flask import g, has_request_context
 from sqlalchemy import select
 
 from app.extensions import db
-from app.metrics.profiles import PROFILES
+from app.core.metrics.profiles import PROFILES
 from app.models import Document, Question, Study, StudySystem, System
-from app.stats.bootstrap import DEFAULT_RESAMPLES
-from app.version import __version__
-from app.services.results.analysis_cache import cached
-from app.judge.profiles import PROFILES as JUDGE_PROFILES
+from app.core.stats.bootstrap import DEFAULT_RESAMPLES
+from app.core.version import __version__
+from app.services.cache import cached
+from app.core.judge.profiles import PROFILES as JUDGE_PROFILES
 from app.services.results.judge_rates import WinRates, load_win_rates
 from app.services.results.table2 import table2
 from app.services.results.metric_values import (
@@ -50,7 +50,7 @@ def rater_agreement(study_id: int, view: str = "all") -> list[dict[str, Any]]:
     _check(view, "official")
 
     def compute() -> list[dict[str, Any]]:
-        from app.services.rater_runs.reports import rater_agreement as agreement
+        from app.services.rater.reports import rater_agreement as agreement
 
         return agreement(study_id, current_scores(study_id).for_view(view))
 
@@ -93,7 +93,7 @@ def analyse(study_id: int, view: str = "all", profile: str = "official", *, win_
     _check(view, profile)
 
     def compute() -> dict[str, Any]:
-        from app.stats.analyses import build_results  # numpy and scipy load on the first analysis, not at start
+        from app.core.stats.analyses import build_results  # numpy and scipy load on the first analysis, not at start
 
         scores = current_scores(study_id, include_stale)
         columns = columns_for(study_id, profile, win_rates)
@@ -128,8 +128,8 @@ def disagreements(study_id: int, column_key: str, view: str = "all", profile: st
 
 
 def _disagreements(study_id: int, column_key: str, view: str, profile: str, top_k: int | None) -> list[dict[str, Any]]:
-    from app.stats.correlation import find_disagreements
-    from app.stats.human import item_means
+    from app.core.stats.correlation import find_disagreements
+    from app.core.stats.human import item_means
 
     human = item_means(current_scores(study_id).for_view(view))
     values = item_values(study_id, column_key, profile)
@@ -159,8 +159,8 @@ def _question_texts(question_ids: set[int]) -> dict[int, tuple[str, str, str]]:
 def _profile_section(study_id: int, records: list[dict], columns: list[MetricColumn], flagged: list[str],
                      view: str, profile: str) -> dict[str, Any]:
     """Correlations, ranks, plain-versus-instructed τ and disagreements under one metric profile."""
-    from app.stats.correlation import length_instruction_comparison, metric_vs_human, rank_table
-    from app.stats.human import system_means
+    from app.core.stats.correlation import length_instruction_comparison, metric_vs_human, rank_table
+    from app.core.stats.human import system_means
 
     usable = [column for column in columns if column.values]
     values = {column.label: column.values for column in usable}
@@ -189,8 +189,8 @@ def full_results(study_id: int, win_rates: WinRates | None = None,
 
 
 def _full_results(study_id: int, win_rates: WinRates | None, n_resamples: int) -> dict[str, Any]:
-    from app.stats.analyses import build_results
-    from app.stats.correlation import min_significant_tau
+    from app.core.stats.analyses import build_results
+    from app.core.stats.correlation import min_significant_tau
 
     study = db.session.get(Study, study_id)
     scores = current_scores(study_id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.models.corpus import HUMAN_EVAL
-from app.services.judge_runs import win_rates
+from app.services.judge import win_rates
 
 WinRates = dict[str, list[dict[str, Any]]]
 

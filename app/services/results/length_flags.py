@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import Document, Prediction, Question, StudyQuestion, StudySystem, System
-from app.stats.length_instruction import (
+from app.core.stats.length_instruction import (
     LENGTH_INSTRUCTION_TEMPLATE, detected_word_target, reference_word_count, with_length_instruction,
 )
 

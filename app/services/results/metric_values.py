@@ -17,8 +17,8 @@ from sqlalchemy import func, select
 from app.extensions import db
 from app.models import Answer, Document, MetricResult, Prediction, Question, StudyQuestion, System
 from app.services.studies.membership import shown_answers
-from app.metrics.profiles import PROFILES
-from app.text import word_count
+from app.core.metrics.profiles import PROFILES
+from app.core.text import word_count
 
 # The metrics L-Eval compares with human judgement, in the order its figure shows them.
 AUTOMATIC_METRICS = (("f1", "F1"), ("rougeL", "ROUGE-L"), ("keyword_f1", "Keyword F1 (LV-Eval)"))
@@ -90,7 +90,7 @@ def _answer_lengths(study_id: int) -> list[tuple[str, int, int, int]]:
 
 def length_deltas(study_id: int) -> dict[str, float]:
     """Return −|ΔL| per system: ΔL is mean answer length minus mean human reference length, in words."""
-    from app.stats.correlation import negative_abs_delta_from_counts
+    from app.core.stats.correlation import negative_abs_delta_from_counts
 
     references = _reference_word_counts(study_id)
     counts: dict[str, list[tuple[int, int]]] = defaultdict(list)
@@ -108,7 +108,7 @@ def item_values(study_id: int, column_key: str, profile: str) -> dict[ItemKey, f
             for system, document_id, question_id, words in _answer_lengths(study_id)
         }
     if column_key.startswith("rater:"):
-        from app.services.rater_runs.reports import all_study_ratings
+        from app.services.rater.reports import all_study_ratings
 
         for ratings in all_study_ratings(study_id):
             if ratings.key == column_key:
@@ -149,7 +149,7 @@ def judge_columns(win_rates: dict[str, list[dict[str, Any]]]) -> list[MetricColu
 
 def rater_metric_columns(study_id: int) -> list[MetricColumn]:
     """The LLM rater's mean rating per system, one column per rater run (a non-human rater, like a metric)."""
-    from app.services.rater_runs.reports import rater_columns
+    from app.services.rater.reports import rater_columns
 
     return [MetricColumn(c["key"], c["label"], "rater", None, c["values"]) for c in rater_columns(study_id)]
 

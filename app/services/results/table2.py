@@ -7,11 +7,11 @@ from typing import Any
 from sqlalchemy import select
 
 from app.extensions import db
-from app.metrics.files import OPEN_TASKS
+from app.core.metrics.files import OPEN_TASKS
 from app.models import Job, MetricAggregate, System
-from app.services.judge_runs import RunSpec, win_rates
-from app.services.judge_runs.reports import task_win_rates
-from app.services.results.analysis_cache import cached
+from app.services.judge import RunSpec, win_rates
+from app.services.judge.reports import task_win_rates
+from app.services.cache import cached
 
 # The n-gram metric L-Eval's table shows for a task, by the metric its file is scored with.
 METRIC_LABELS = {"rougeL": "R-L", "f1": "F-1"}

@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from app.extensions import db
 from app.models.corpus import LONG_ANSWER_HELD
 from app.models import AnnotationRound, Answer, Prediction, Score, StudyAnswer, StudyQuestion, StudySystem, System
-from app.text import sha256_text, word_count
+from app.core.text import sha256_text, word_count
 
 
 def snapshot(prediction: Prediction) -> Answer:

@@ -7,7 +7,7 @@ from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import AnnotationRound, Score, Study, StudyAnnotator, StudyAnswer, StudyQuestion, StudySystem, User
-from app.routing import is_db_id
+from app.models.ids import is_db_id
 from app.services.studies.membership import SHOWN
 
 

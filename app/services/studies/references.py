@@ -2,7 +2,7 @@
 
 In L-Eval's own subset claude-100k's answers are the "Claude-100k reference" and gpt4-32k's the
 "GPT-4-32k reference": shown side by side, the reference names the system. Each study compares
-every answer it shows with every reference it shows (app.metrics.similarity) and, by policy,
+every answer it shows with every reference it shows (app.core.metrics.similarity) and, by policy,
 hides that reference on that question (default), shows it anyway, or leaves the system out.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import delete, select
 
 from app.extensions import db
-from app.metrics.similarity import NEAR_IDENTICAL_F1, repeats
+from app.core.metrics.similarity import NEAR_IDENTICAL_F1, repeats
 from app.models import Answer, Reference, Study, StudyAnswer, StudyHiddenReference, StudySystem, System
 from app.models.corpus import REFERENCE_LABELS
 

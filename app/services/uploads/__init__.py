@@ -18,10 +18,10 @@ from sqlalchemy.exc import IntegrityError
 
 from app.extensions import db
 from app.models import System, UploadBatch
-from app.metrics.files import FileFormatError, parse_jsonl
+from app.core.metrics.files import FileFormatError, parse_jsonl
 from app.services.importers.predictions import parse_prediction_rows, store_predictions
 from app.services.input_rules import column_length
-from app.text import normalize_ws
+from app.core.text import normalize_ws
 from app.services.uploads.lveval_files import KIND as LVEVAL_KIND, check_lveval_models, import_lveval_previews
 from app.services.uploads.archive import UploadRejected, ZipLimits, clean_upload_name, unpack_upload
 from app.services.uploads.preview import FilePreview, preview_file

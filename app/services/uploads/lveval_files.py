@@ -5,9 +5,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.metrics.lveval_eval import collect_lveval_file
+from app.core.metrics.lveval.evaluation import collect_lveval_file
 from app.services.input_rules import lveval_row_errors
-from app.metrics.lveval_rows import input_notes
+from app.core.metrics.lveval.rows import input_notes
 from app.services.lveval.store import ModelCounts, preview_model, store_model
 
 if TYPE_CHECKING:  # preview.py calls this module; importing it back would be a cycle

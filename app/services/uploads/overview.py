@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 from app.extensions import db
 from app.models import Job, MetricAggregate, Prediction, PredictionFile, System, User
 from app.models.corpus import LONG_ANSWER_HELD, LONG_ANSWER_SHOWN
-from app.services.metric_scores.job import KIND as METRICS_KIND
+from app.services.metrics.job import KIND as METRICS_KIND
 from app.services.uploads.long_answers import long_answer_counts
 
 RECENT_JOBS = 20

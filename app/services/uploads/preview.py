@@ -5,7 +5,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 
-from app.metrics.files import FileFormatError, Row, describe_file, is_lveval_file_name, is_lveval_row, iter_jsonl
+from app.core.metrics.files import FileFormatError, Row, describe_file, is_lveval_file_name, is_lveval_row, iter_jsonl
 from app.services.importers.predictions import parse_prediction_rows, preview_predictions
 from app.services.importers.runner import detect_format
 from app.services.input_rules import system_name_problem, upload_name_problem

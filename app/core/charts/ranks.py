@@ -1,0 +1,96 @@
+"""Rank (bump) chart: each system's rank under the human mean and every metric."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from app.core.charts.svg import (
+    GRID,
+    SERIES_COLOURS,
+    LinearScale,
+    chart_id,
+    empty_chart,
+    esc,
+    is_number,
+    line,
+    num,
+    svg_document,
+    text,
+    text_width,
+    truncate,
+)
+
+MAX_LABEL_CHARS = 22
+POINT_RADIUS = 9
+
+
+def _rank_text(rank: float) -> str:
+    """Show whole ranks as integers and averaged (tied) ranks with one decimal."""
+    return str(int(rank)) if float(rank).is_integer() else f"{rank:.1f}"
+
+
+def rank_chart(
+    columns: Sequence[str],
+    systems: Sequence[tuple[str, Sequence[float | None]]],
+    title: str = "Rank of each system under every metric (1 = best)",
+    width: int = 760,
+    identifier: str | None = None,
+) -> str:
+    """Draw a bump chart: one column per metric, one line per system, rank 1 at the top.
+
+    Ties arrive as averaged ranks and are drawn between the whole ranks;
+    a missing rank breaks the system's line.
+    """
+    kind = "ranks"
+    ident = chart_id(kind, title, (columns, systems), identifier)
+    if not columns or not systems:
+        return empty_chart(title, ident, kind, width)
+    for name, ranks in systems:
+        if len(ranks) != len(columns):
+            raise ValueError(f"system {name!r} has {len(ranks)} ranks for {len(columns)} columns")
+    labels = [truncate(name, MAX_LABEL_CHARS) for name, _ in systems]
+    gutter = max(text_width(label) for label in labels) + 24
+    left, right = gutter, width - gutter
+    top = 58
+    row_gap = 30
+    n_ranks = max(len(systems), 2)
+    bottom = top + row_gap * (n_ranks - 1)
+    height = bottom + 24
+    x = LinearScale(0, max(len(columns) - 1, 1), left, right) if len(columns) > 1 else (lambda _: (left + right) / 2)
+    y = LinearScale(1, n_ranks, top, bottom)
+
+    body = [text(8, 14, title, "chart-title", extra=' font-weight="600"')]
+    body.append('<g class="chart-axis">')
+    for c, column in enumerate(columns):
+        max_chars = max(int((right - left) / max(len(columns), 1) / 7), 4)
+        body.append(text(x(c), 38, truncate(column, max_chars), "chart-column-label", "middle",
+                         extra=' font-weight="600"', tooltip=column))
+        body.append(line(x(c), top - 12, x(c), bottom + 12, "chart-grid", GRID))
+    body.append("</g>")
+
+    for s, ((name, ranks), label) in enumerate(zip(systems, labels)):
+        colour = SERIES_COLOURS[s % len(SERIES_COLOURS)]
+        body.append(f'<g class="chart-system chart-series-{s}" data-index="{s}">')
+        points = [(c, float(rank)) for c, rank in enumerate(ranks) if is_number(rank)]
+        for (c1, r1), (c2, r2) in zip(points, points[1:]):
+            if c2 == c1 + 1:
+                body.append(line(x(c1), y(r1), x(c2), y(r2), "chart-rank-line", colour, 2.5))
+        for c, rank in points:
+            tooltip = f"{name} — {columns[c]}: rank {_rank_text(rank)}"
+            body.append(
+                f'<circle cx="{num(x(c))}" cy="{num(y(rank))}" r="{POINT_RADIUS}" class="chart-rank-point" '
+                f'fill="{colour}"><title>{esc(tooltip)}</title></circle>'
+            )
+            body.append(text(x(c), y(rank), _rank_text(rank), "chart-rank-text", "middle",
+                             extra=' font-size="10"', fill="#ffffff"))
+        if points:
+            first_column, first_rank = points[0]
+            last_column, last_rank = points[-1]
+            body.append(text(x(first_column) - POINT_RADIUS - 6, y(first_rank), label, "chart-label", "end", tooltip=name))
+            body.append(text(x(last_column) + POINT_RADIUS + 6, y(last_rank), label, "chart-label", "start", tooltip=name))
+        body.append("</g>")
+    description = "; ".join(
+        f"{name}: " + ", ".join(f"{column} {_rank_text(r) if is_number(r) else 'n/a'}" for column, r in zip(columns, ranks))
+        for name, ranks in systems
+    )
+    return svg_document(width, height, title, description, body, ident, kind)

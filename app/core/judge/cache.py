@@ -1,0 +1,75 @@
+"""Content-addressed judgment cache: the key and the storage protocol."""
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from typing import Protocol
+
+from app.core.judge.verdict import JudgmentResult
+
+CACHE_KEY_SCHEMA = 1  # bump if the key's inputs or canonical form ever change
+
+
+def cache_key(
+    judge_model: str,
+    prompt_version: str | int,
+    question: str,
+    reference: str,
+    answer_a: str,
+    answer_b: str,
+    temperature: float,
+) -> str:
+    """Return the sha256 hex digest addressing one judge call's content."""
+    # Canonical JSON (sorted keys, fixed separators, float temperature) so that equal
+    # content always hashes alike, e.g. temperature 0 and 0.0 share entries.
+    canonical = json.dumps(
+        {
+            "schema": CACHE_KEY_SCHEMA,
+            "judge_model": judge_model,
+            "prompt_version": str(prompt_version),
+            "question": question,
+            "reference": reference,
+            "answer_a": answer_a,
+            "answer_b": answer_b,
+            "temperature": float(temperature),
+        },
+        ensure_ascii=False,
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class JudgeCache(Protocol):
+    """Storage for successful judgments; the app implements it on its DB table.
+
+    `get` should return only results with a verdict: errors are not cache entries,
+    so a resumed run retries them. (The runner also ignores a hit without a verdict.)
+    """
+
+    def get(self, key: str) -> JudgmentResult | None: ...
+
+    def put(self, key: str, result: JudgmentResult) -> None: ...
+
+
+class InMemoryJudgeCache:
+    """A thread-safe dict-backed JudgeCache, for tests and one-off runs."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, JudgmentResult] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> JudgmentResult | None:
+        """Return the stored result for `key`, or None."""
+        with self._lock:
+            return self._entries.get(key)
+
+    def put(self, key: str, result: JudgmentResult) -> None:
+        """Store `result` under `key`, replacing any earlier entry."""
+        with self._lock:
+            self._entries[key] = result
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)

@@ -1,0 +1,97 @@
+"""Judge prompt versions stored as JudgePrompt rows; an edit adds a version, never rewrites one."""
+from __future__ import annotations
+
+from app.extensions import db
+from app.models import JudgePrompt
+from app.core.judge import DEFAULT_TEMPLATE, PromptTemplate, validate_template
+from app.core.judge.profiles import LEVAL, PROFILES, get_profile
+from app.services.prompt_versions import (
+    add_next_version, all_versions, find_version, newest_version, normalise_newlines, seed_version,
+)
+
+
+class PromptError(ValueError):
+    """A prompt edit that cannot be saved."""
+
+
+def as_template(prompt: JudgePrompt) -> PromptTemplate:
+    """Return the pure template of a stored prompt version."""
+    return PromptTemplate(name=prompt.name, version=prompt.version, system=prompt.system_text,
+                          user_template=prompt.user_template)
+
+
+def _ensure(template: PromptTemplate) -> JudgePrompt:
+    return seed_version(JudgePrompt, template.name, template.version, system_text=template.system,
+                        user_template=template.user_template)
+
+
+def ensure_default_prompt() -> JudgePrompt:
+    """Return version 1 of the default prompt, seeding it (and L-Eval's fixed prompt) on first use."""
+    default = _ensure(DEFAULT_TEMPLATE)
+    _ensure(get_profile(LEVAL).template)
+    return default
+
+
+def ensure_profile_prompt(profile: str) -> JudgePrompt:
+    """Return the prompt a profile judges with: its fixed one (seeded on first use), else the newest default."""
+    fixed = get_profile(profile).template
+    if fixed is None:
+        return current_prompt()
+    ensure_default_prompt()
+    return _ensure(fixed)
+
+
+def is_fixed(prompt: JudgePrompt) -> bool:
+    """True for a profile's fixed prompt (L-Eval's), which is never edited."""
+    return any(p.template is not None and p.template.name == prompt.name for p in PROFILES.values())
+
+
+def list_prompts() -> list[JudgePrompt]:
+    """Return every prompt version, newest first within each name."""
+    ensure_default_prompt()
+    return all_versions(JudgePrompt)
+
+
+def current_prompt(name: str = DEFAULT_TEMPLATE.name) -> JudgePrompt:
+    """Return the newest version of a prompt (the default one unless named)."""
+    ensure_default_prompt()
+    prompt = newest_version(JudgePrompt, name)
+    if prompt is None:
+        raise PromptError(f"no prompt named {name!r}")
+    return prompt
+
+
+def get_prompt(prompt_id: int) -> JudgePrompt | None:
+    ensure_default_prompt()
+    return db.session.get(JudgePrompt, prompt_id)
+
+
+def prompt_by_version(version: int, name: str = DEFAULT_TEMPLATE.name) -> JudgePrompt:
+    """Return one version of a prompt, or raise PromptError."""
+    ensure_default_prompt()
+    prompt = find_version(JudgePrompt, name, version)
+    if prompt is None:
+        raise PromptError(f"prompt {name!r} has no version {version}")
+    return prompt
+
+
+def create_version(base: JudgePrompt, *, system_text: str, user_template: str,
+                   user_id: int | None = None) -> JudgePrompt:
+    """Save an edit of `base` as the next version of its prompt; earlier versions stay as they were."""
+    if is_fixed(base):
+        raise PromptError(f"{base.name} is L-Eval's prompt, used verbatim by the leval profile; "
+                          "edit the default prompt instead")
+    system_text = normalise_newlines(system_text).strip()
+    user_template = normalise_newlines(user_template).strip()
+    candidate = PromptTemplate(base.name, base.version, system_text, user_template)
+    try:
+        validate_template(candidate)
+    except ValueError as exc:
+        raise PromptError(str(exc)) from None
+    if candidate.fingerprint() == as_template(base).fingerprint():
+        raise PromptError("nothing changed: the edit is identical to the version it started from")
+    prompt = add_next_version(JudgePrompt, base.name, system_text=system_text, user_template=user_template,
+                              created_by_id=user_id)
+    if prompt is None:
+        raise PromptError("someone saved another version at the same time; reload and try again")
+    return prompt

@@ -1,0 +1,184 @@
+"""Judge settings kept in the Setting table: endpoint, API key, limits, defaults and prices.
+
+Environment variables OPENAI_BASE_URL and OPENAI_API_KEY are the defaults; a value saved
+in the settings page wins. The key is stored so the worker can use it, but it is never
+rendered back, logged, put in job params or exported: pages show `masked_key` only.
+
+The base URL and the key are the "judge" endpoint's, whose rules (who may change them, where a
+key may go) have one owner: `services/llm/endpoints.py`.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import select
+
+from app.services.input_rules import text_problem
+from app.extensions import db
+from app.models import Setting
+from app.core.judge import DEFAULT_PRICES, ModelPrice
+from app.core.judge.runner import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S
+from app.services.llm import endpoints
+from app.services.llm.endpoints import EndpointChangeNotAllowed, SettingsError, endpoint_origin
+
+if TYPE_CHECKING:
+    import openai
+
+PREFIX = "judge."
+KEYS = ("base_url", "model", "baseline", "max_retries", "timeout_s", "prices")
+DEFAULT_JUDGE_MODEL = "gpt-4"
+# L-Eval reports win rates against this system unless told otherwise.
+LEVAL_BASELINE = "turbo-16k-0613"
+MAX_CONCURRENCY = 64
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    base_url: str
+    api_key: str
+    model: str
+    baseline: str
+    max_retries: int
+    timeout_s: float
+    prices: dict[str, ModelPrice]
+    base_url_source: str  # "settings", "environment" or "" (OpenAI's default endpoint)
+    api_key_source: str
+    # When a key exists but belongs to another endpoint: that endpoint (the key is not used).
+    key_withheld_for: str = ""
+
+    @property
+    def endpoint(self) -> endpoints.Endpoint:
+        return endpoints.Endpoint(endpoints.JUDGE_ENDPOINT, self.base_url, self.api_key, self.base_url_source,
+                                  self.api_key_source, self.key_withheld_for)
+
+    @property
+    def masked_key(self) -> str:
+        """Return the key's display form, never the key itself."""
+        return self.endpoint.masked_key
+
+    def client(self) -> "openai.OpenAI":
+        """Build the OpenAI client for these settings (retries honour Retry-After)."""
+        return self.endpoint.client(max_retries=self.max_retries, timeout=self.timeout_s)
+
+    def __repr__(self) -> str:  # keep the key out of tracebacks and debug logs
+        return f"JudgeSettings(base_url={self.base_url!r}, api_key={self.masked_key!r}, model={self.model!r})"
+
+
+def stored_values() -> dict[str, str]:
+    """Return the values saved in the settings page (no environment defaults)."""
+    rows = db.session.scalars(select(Setting).where(Setting.key.in_([PREFIX + k for k in KEYS])))
+    return {row.key[len(PREFIX):]: row.value for row in rows}
+
+
+def load_settings() -> JudgeSettings:
+    """Return the effective settings: saved values over environment over defaults."""
+    stored = stored_values()
+    endpoint = endpoints.load(endpoints.JUDGE_ENDPOINT)
+    return JudgeSettings(
+        base_url=endpoint.base_url,
+        api_key=endpoint.api_key,
+        model=stored.get("model") or DEFAULT_JUDGE_MODEL,
+        baseline=stored.get("baseline") or "",
+        max_retries=int(stored.get("max_retries") or DEFAULT_MAX_RETRIES),
+        timeout_s=float(stored.get("timeout_s") or DEFAULT_TIMEOUT_S),
+        prices=parse_prices(stored["prices"]) if stored.get("prices") else dict(DEFAULT_PRICES),
+        base_url_source=endpoint.base_url_source,
+        api_key_source=endpoint.api_key_source,
+        key_withheld_for=endpoint.key_withheld_for,
+    )
+
+
+def parse_prices(text: str) -> dict[str, ModelPrice]:
+    """Parse a price table {"model": [prompt_usd_per_1M, completion_usd_per_1M]}."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SettingsError(f"price table is not valid JSON: {exc.msg} (line {exc.lineno})") from None
+    except (ValueError, RecursionError):  # a number of 4,300+ digits, or nesting past Python's recursion limit
+        raise SettingsError("price table is not valid JSON: a number is too long or the nesting too deep") from None
+    if not isinstance(data, dict):
+        raise SettingsError('price table must be a JSON object: {"model": [prompt, completion]}')
+    prices: dict[str, ModelPrice] = {}
+    for model, pair in data.items():
+        if not (isinstance(pair, list) and len(pair) == 2 and all(_is_price(v) for v in pair)):
+            raise SettingsError(f"price of {model!r} must be [prompt, completion] USD per 1M tokens, both >= 0")
+        prices[str(model)] = ModelPrice(float(pair[0]), float(pair[1]))
+    return prices
+
+
+def _is_price(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+
+
+def prices_as_json(prices: dict[str, ModelPrice]) -> str:
+    """Return the price table as the editable JSON text."""
+    return json.dumps({m: [p.prompt_per_million, p.completion_per_million] for m, p in prices.items()}, indent=2)
+
+
+MAX_SETTING_CHARS = 2000  # a model name; far more is a mistake
+
+
+def save_settings(
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    clear_api_key: bool = False,
+    model: str | None = None,
+    baseline: str | None = None,
+    max_retries: int | None = None,
+    timeout_s: float | None = None,
+    prices_json: str | None = None,
+    may_change_endpoint: bool = True,
+) -> bool:
+    """Validate and store the given settings; None leaves a value unchanged. Return True if the key was removed.
+
+    An empty `api_key` keeps the stored key (the form never shows it) unless the base URL changes:
+    then the stored key is removed, so that it never goes to the new address. `clear_api_key`
+    removes it. Without `may_change_endpoint` (not an admin), changing the base URL or the key
+    raises EndpointChangeNotAllowed and nothing is saved.
+    """
+    for label, text in (("model", model), ("baseline", baseline)):
+        problem = text_problem(text, limit=MAX_SETTING_CHARS) if text else None
+        if problem:
+            raise SettingsError(f"{label} {problem}")
+    values: dict[str, str] = {}
+    key_removed = endpoints.stage(endpoints.JUDGE_ENDPOINT, base_url=base_url, api_key=api_key,
+                                  clear_api_key=clear_api_key, may_change=may_change_endpoint)
+    if model is not None:
+        values["model"] = model.strip()
+    if baseline is not None:
+        values["baseline"] = baseline.strip()
+    if max_retries is not None:
+        if not 0 <= max_retries <= 20:
+            raise SettingsError("max retries must be between 0 and 20")
+        values["max_retries"] = str(max_retries)
+    if timeout_s is not None:
+        if not 0 < timeout_s <= 3600:
+            raise SettingsError("timeout must be between 0 and 3600 seconds")
+        values["timeout_s"] = repr(float(timeout_s))
+    if prices_json is not None:
+        values["prices"] = prices_as_json(parse_prices(prices_json))
+    for key, value in values.items():
+        setting = db.session.get(Setting, PREFIX + key)
+        if setting is None:
+            db.session.add(Setting(key=PREFIX + key, value=value))
+        else:
+            setting.value = value
+    db.session.commit()
+    return key_removed
+
+
+def check_concurrency(concurrency: int) -> int:
+    """Return a valid concurrency or raise SettingsError."""
+    if not 1 <= concurrency <= MAX_CONCURRENCY:
+        raise SettingsError(f"concurrency must be between 1 and {MAX_CONCURRENCY}")
+    return concurrency
+
+
+__all__ = [
+    "DEFAULT_CONCURRENCY", "DEFAULT_JUDGE_MODEL", "EndpointChangeNotAllowed", "JudgeSettings", "LEVAL_BASELINE", "SettingsError",
+    "check_concurrency", "endpoint_origin", "load_settings", "parse_prices", "prices_as_json", "save_settings",
+]

@@ -1,0 +1,74 @@
+"""The rater cache on the LLMRating table: one row per content address, errors included until retried."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from app.extensions import db
+from app.models import LLMRating
+from app.core.rater import RatingResult
+
+IN_CHUNK = 500
+
+
+def rows_by_key(keys: Iterable[str]) -> dict[str, LLMRating]:
+    keys = list(dict.fromkeys(keys))
+    found: dict[str, LLMRating] = {}
+    for start in range(0, len(keys), IN_CHUNK):
+        chunk = keys[start:start + IN_CHUNK]
+        for row in db.session.scalars(select(LLMRating).where(LLMRating.cache_key.in_(chunk))):
+            found[row.cache_key] = row
+    return found
+
+
+@dataclass
+class DBRatingCache:
+    """A RatingCache for one run; only the calling thread uses it (the batch layer guarantees that)."""
+
+    rater_model: str
+    prompt_id: int | None
+    temperature: float
+    job_id: int | None = None
+
+    def get(self, key: str) -> RatingResult | None:
+        row = db.session.scalars(select(LLMRating).where(LLMRating.cache_key == key,
+                                                         LLMRating.score.is_not(None))).first()
+        if row is None:
+            return None
+        return RatingResult(row.answer_id, row.score, row.raw_reply, row.prompt_tokens, row.completion_tokens,
+                            row.latency_ms, row.error, row.rater_model, row.cache_key)
+
+    def put(self, key: str, result: RatingResult) -> None:
+        self.record(result)
+
+    def record(self, result: RatingResult) -> None:
+        """Insert or update the row of the result's key; never replace a rating by an error."""
+        row = db.session.scalars(select(LLMRating).where(LLMRating.cache_key == result.cache_key)).first()
+        if row is None:
+            row = LLMRating(cache_key=result.cache_key, rater_model=self.rater_model, prompt_id=self.prompt_id,
+                            temperature=float(self.temperature))
+            _fill(row, result, self.job_id)
+            try:
+                with db.session.begin_nested():
+                    db.session.add(row)
+                return
+            except IntegrityError:
+                row = db.session.scalars(select(LLMRating).where(LLMRating.cache_key == result.cache_key)).first()
+        if row.score is not None and not result.ok:
+            return
+        _fill(row, result, self.job_id)
+        db.session.flush()
+
+
+def _fill(row: LLMRating, result: RatingResult, job_id: int | None) -> None:
+    row.answer_id = result.item_id if isinstance(result.item_id, int) else row.answer_id
+    row.score = result.score
+    row.raw_reply = result.raw_reply
+    row.error = result.error
+    row.prompt_tokens = result.prompt_tokens
+    row.completion_tokens = result.completion_tokens
+    row.latency_ms = result.latency_ms
+    row.job_id = job_id

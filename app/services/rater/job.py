@@ -1,0 +1,204 @@
+"""Rater runs as background jobs: validate and launch, estimate (dry run), execute, record usage.
+
+A run is a study, a rater model, a prompt version and a temperature; its params fingerprint the
+rendered prompts, so a run on changed answers or references is a new job, and a repeat is refused.
+Usage (calls, tokens, cost) and the budget are cumulative over a job's attempts, as for the judge.
+"""
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import update
+
+from app.extensions import db
+from app.core.llm.pricing import cost_usd, estimate_calls, price_for
+from app.models import Job, RaterPrompt, Study
+from app.core.rater import RaterTemplate, RatingResult, RatingSummary, rating_key, render, run_ratings
+from app.services.annotation.scoring import RUBRIC
+from app.services.jobs import JobCancelled, JobContext, submit_job
+from app.services.judge.settings import JudgeSettings, check_concurrency, load_settings
+from app.services.rater.db_cache import DBRatingCache
+from app.services.rater.items import StudyItem, study_items
+from app.services.rater.prompts import as_template, get_rater_prompt
+
+JOB_KIND = "rater"
+USAGE_KEYS = ("api_calls", "prompt_tokens", "completion_tokens", "cost_usd")
+
+
+class RaterRunError(ValueError):
+    """A run that cannot be launched as asked."""
+
+
+class RatingsFailed(RuntimeError):
+    """Some calls ended as error rows; the job fails so that resuming retries them."""
+
+
+@dataclass(frozen=True)
+class RaterSpec:
+    study_id: int
+    rater_model: str
+    prompt_id: int
+    temperature: float = 0.0
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> RaterSpec:
+        return cls(int(params["study_id"]), str(params["rater_model"]), int(params["prompt_id"]),
+                   float(params.get("temperature", 0.0)))
+
+    def params(self) -> dict[str, Any]:
+        return {"study_id": self.study_id, "rater_model": self.rater_model, "prompt_id": self.prompt_id,
+                "temperature": self.temperature}
+
+
+@dataclass
+class PreparedRating:
+    spec: RaterSpec
+    study: Study
+    prompt: RaterPrompt
+    items: list[StudyItem]
+    settings: JudgeSettings
+
+    @property
+    def template(self) -> RaterTemplate:
+        return as_template(self.prompt)
+
+    def messages(self, item: StudyItem) -> list[dict[str, str]]:
+        return render(self.template, item.item, RUBRIC)
+
+    def key(self, item: StudyItem) -> str:
+        return rating_key(self.spec.rater_model, self.spec.temperature, self.messages(item))
+
+    def cache(self, job_id: int | None = None) -> DBRatingCache:
+        return DBRatingCache(self.spec.rater_model, self.prompt.id, self.spec.temperature, job_id)
+
+    def fingerprint(self) -> str:
+        digest = hashlib.sha256()
+        for item in self.items:
+            digest.update(self.key(item).encode())
+        return digest.hexdigest()
+
+
+def prepare(spec: RaterSpec, *, budget_usd: float | None = None) -> PreparedRating:
+    """Check a spec and collect the study's items; raise RaterRunError with a reason to show."""
+    if not spec.rater_model.strip():
+        raise RaterRunError("name the rater model")
+    if not 0.0 <= spec.temperature <= 2.0:
+        raise RaterRunError("temperature must be between 0 and 2")
+    study = db.session.get(Study, spec.study_id)
+    if study is None:
+        raise RaterRunError(f"no study #{spec.study_id}")
+    prompt = get_rater_prompt(spec.prompt_id)
+    if prompt is None:
+        raise RaterRunError(f"no rater prompt #{spec.prompt_id}")
+    settings = load_settings()
+    if budget_usd is not None:
+        if budget_usd <= 0:
+            raise RaterRunError("the budget must be more than 0 USD (leave it empty for no cap)")
+        if price_for(spec.rater_model, settings.prices) is None:
+            raise RaterRunError(f"no price for {spec.rater_model!r}: add it to the price table to set a USD budget")
+    items = study_items(study)
+    if not items:
+        raise RaterRunError(f"study {study.name!r} shows no answer to rate")
+    return PreparedRating(spec, study, prompt, items, settings)
+
+
+def dry_run(spec: RaterSpec) -> dict[str, Any]:
+    """Calls, tokens and cost of a run; answers already rated cost nothing."""
+    run = prepare(spec)
+    cache = run.cache()
+    prompts, cached = [], 0
+    for item in run.items:
+        if cache.get(run.key(item)) is not None:
+            cached += 1
+        else:
+            prompts.append(run.messages(item))
+    estimated = estimate_calls(prompts, spec.rater_model, cached=cached, prices=run.settings.prices)
+    return {**estimated, "answers": len(run.items),
+            "priced": price_for(spec.rater_model, run.settings.prices) is not None}
+
+
+def launch(spec: RaterSpec, *, concurrency: int, budget_usd: float | None, user_id: int | None = None) -> Job:
+    """Queue a rater job; raises RaterRunError, or DuplicateJob for a twin of an active or finished job."""
+    try:
+        check_concurrency(concurrency)
+    except ValueError as exc:
+        raise RaterRunError(str(exc)) from None
+    run = prepare(spec, budget_usd=budget_usd)
+    if not (run.settings.base_url or run.settings.api_key):
+        raise RaterRunError("no endpoint: set an API key or a base URL in the judge settings")
+    params = {**spec.params(), "concurrency": concurrency, "budget_usd": budget_usd, "answers": len(run.items),
+              "fingerprint": run.fingerprint()}
+    return submit_job(JOB_KIND, params, user_id=user_id, total=len(run.items))
+
+
+def execute(run: PreparedRating, *, concurrency: int, budget_usd: float | None, job_id: int | None = None,
+            on_progress=None, cancel: threading.Event | None = None) -> RatingSummary:
+    """Rate a prepared run with the DB cache; every call's row is committed as it lands."""
+    cache = run.cache(job_id)
+    done = 0
+
+    def on_result(result: RatingResult) -> None:
+        nonlocal done
+        if not result.ok:
+            cache.record(result)
+        done += 1
+        if on_progress is not None:
+            on_progress(done, result)
+        db.session.commit()
+
+    return run_ratings(run.settings.client(), [item.item for item in run.items], model=run.spec.rater_model,
+                       template=run.template, rubric=RUBRIC, cache=cache, temperature=run.spec.temperature,
+                       concurrency=concurrency, budget_usd=budget_usd, prices=run.settings.prices, cancel=cancel,
+                       on_result=on_result)
+
+
+def rater_job(ctx: JobContext) -> dict[str, Any]:
+    """Run (or resume) a rater job; ratings already stored cost nothing, so a resume redoes only what is missing."""
+    params = ctx.params
+    spec = RaterSpec.from_params(params)
+    run = prepare(spec)
+    if run.fingerprint() != params.get("fingerprint"):
+        raise RaterRunError("the study's answers, references or the prompt changed since this job was launched; "
+                            "launch a new run")
+    job = db.session.get(Job, ctx.job_id)
+    before = {key: ((job.result or {}).get(key, 0) if job else 0) for key in USAGE_KEYS}
+    budget = params.get("budget_usd")
+    remaining = None if budget is None else max(0.0, float(budget) - (before["cost_usd"] or 0.0))
+    total = len(run.items)
+    ctx.progress(0, total, f"Rating {total} answers")
+    cancel = threading.Event()
+    running = dict(before)
+
+    def on_progress(done: int, result: RatingResult) -> None:
+        if not result.cached:
+            running["api_calls"] += 1
+            running["prompt_tokens"] += result.prompt_tokens
+            running["completion_tokens"] += result.completion_tokens
+            call_cost = cost_usd(spec.rater_model, result.prompt_tokens, result.completion_tokens,
+                                 run.settings.prices)
+            if call_cost is not None:
+                running["cost_usd"] = (running["cost_usd"] or 0.0) + call_cost
+        ctx.progress(done, total, f"{done} of {total} answers rated", commit=False)
+        db.session.execute(update(Job).where(Job.id == ctx.job_id).values(result={**running, "partial": True}))
+        if ctx.cancelled():
+            cancel.set()
+
+    summary = execute(run, concurrency=int(params.get("concurrency", 8)), budget_usd=remaining, job_id=ctx.job_id,
+                      on_progress=on_progress, cancel=cancel)
+    cost = None if summary.cost_usd is None else (before["cost_usd"] or 0.0) + summary.cost_usd
+    result = {"api_calls": before["api_calls"] + summary.api_calls, "cached": summary.cached,
+              "prompt_tokens": before["prompt_tokens"] + summary.prompt_tokens,
+              "completion_tokens": before["completion_tokens"] + summary.completion_tokens, "cost_usd": cost,
+              "rated": sum(r.ok for r in summary.results), "errors": summary.errors, "answers": total,
+              "skipped": summary.skipped, "stopped": summary.stopped}
+    db.session.execute(update(Job).where(Job.id == ctx.job_id).values(result=result))
+    db.session.commit()
+    if summary.stopped == "cancelled":
+        raise JobCancelled()
+    if summary.errors:
+        raise RatingsFailed(f"{summary.errors} of {total} ratings failed and were kept as error rows; "
+                            "resume to retry them")
+    return result

@@ -1,0 +1,92 @@
+"""The LLM rater's results in a study: its ratings of the answers the study shows, its column beside the
+metrics, and its agreement with the annotators. A rater is never a human: nothing here writes a Score."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+
+from app.extensions import db
+from app.models import Job, RaterPrompt
+from app.services.rater.db_cache import rows_by_key
+from app.services.rater.job import JOB_KIND, RaterRunError, RaterSpec, prepare
+
+
+@dataclass
+class StudyRatings:
+    spec: RaterSpec
+    job_id: int
+    prompt: RaterPrompt
+    scores: dict[tuple[str, str, str], int]  # item key -> 1..5
+    answers: int
+    errors: int
+
+    @property
+    def label(self) -> str:
+        return f"LLM rater {self.spec.rater_model} (prompt v{self.prompt.version})"
+
+    @property
+    def key(self) -> str:
+        return f"rater:{self.spec.rater_model}|{self.prompt.id}|{self.spec.temperature:g}"
+
+    def system_means(self) -> dict[str, float]:
+        sums: dict[str, list[int]] = {}
+        for (system, _, _), score in self.scores.items():
+            sums.setdefault(system, []).append(score)
+        return {system: sum(values) / len(values) for system, values in sorted(sums.items())}
+
+
+def rater_runs(study_id: int) -> list[tuple[RaterSpec, Job]]:
+    """Each distinct rater run of the study with its newest job, newest first."""
+    runs: dict[RaterSpec, Job] = {}
+    for job in db.session.scalars(select(Job).where(Job.kind == JOB_KIND).order_by(Job.id.desc())):
+        try:
+            spec = RaterSpec.from_params(job.params or {})
+        except (KeyError, TypeError, ValueError):
+            continue
+        if spec.study_id == study_id:
+            runs.setdefault(spec, job)
+    return list(runs.items())
+
+
+def study_ratings(spec: RaterSpec, job_id: int) -> StudyRatings | None:
+    """The stored ratings of the answers the study shows now (None when the run cannot be prepared)."""
+    try:
+        run = prepare(spec)
+    except RaterRunError:
+        return None
+    keys = {item.key: run.key(item) for item in run.items}
+    rows = rows_by_key(keys.values())
+    scores, errors = {}, 0
+    for item_key, cache_key in keys.items():
+        row = rows.get(cache_key)
+        if row is not None and row.score is not None:
+            scores[item_key] = row.score
+        elif row is not None:
+            errors += 1
+    return StudyRatings(spec, job_id, run.prompt, scores, len(run.items), errors)
+
+
+def all_study_ratings(study_id: int) -> list[StudyRatings]:
+    """The ratings of every rater run of the study that rated at least one shown answer."""
+    found = [study_ratings(spec, job.id) for spec, job in rater_runs(study_id)]
+    return [ratings for ratings in found if ratings is not None and ratings.scores]
+
+
+def rater_columns(study_id: int) -> list[dict[str, Any]]:
+    """{key, label, values: {system: mean rating}} per rater run of the study: ranked like any metric."""
+    return [{"key": r.key, "label": r.label, "values": r.system_means(), "job_id": r.job_id}
+            for r in all_study_ratings(study_id)]
+
+
+def rater_agreement(study_id: int, records: list[dict]) -> list[dict[str, Any]]:
+    """Per rater run: α against the annotators, item by item, beside the human leave-one-out ceiling."""
+    from app.core.stats.rater_agreement import rater_agreement as agreement
+
+    results = []
+    for ratings in all_study_ratings(study_id):
+        result = agreement(records, ratings.scores).to_dict()
+        results.append({"label": ratings.label, "job_id": ratings.job_id, "rated": len(ratings.scores),
+                        "answers": ratings.answers, "errors": ratings.errors, **result})
+    return results

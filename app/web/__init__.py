@@ -1,0 +1,79 @@
+"""The pages: Flask only, one module per blueprint; each view parses, authorises, calls a service and renders."""
+from __future__ import annotations
+
+from flask import Flask, request
+
+from app.core.version import __version__
+from app.extensions import csrf, login_manager
+
+
+def register_web(app: Flask) -> None:
+    """Sign-in, CSRF, security headers, error pages and one blueprint per area."""
+    csrf.init_app(app)
+    login_manager.init_app(app)
+    login_manager.login_view = "auth.login"
+    login_manager.login_message = "Please sign in to continue."
+
+    from app.services.login_limits import LoginLimiter
+    from app.web import (
+        admin,
+        annotate,
+        auth,
+        authoring,
+        generation,
+        home,
+        jobs,
+        judge,
+        leaderboard,
+        lveval,
+        predictions,
+        rater,
+        results,
+        studies,
+    )
+    from app.web.errors import register_error_handlers
+    from app.web.routing import DbIdConverter
+    from app.web.security import init_security
+
+    app.extensions["login_limiter"] = LoginLimiter(
+        limit=app.config.get("LEVAL_LOGIN_FAILURES_PER_MINUTE", 10), window_seconds=60.0
+    )
+    init_security(app)
+    register_error_handlers(app)
+    app.url_map.converters["int"] = DbIdConverter  # before any rule: ids past 2^63-1 match no route
+    # Every area's URL prefix, here and nowhere else.
+    areas = ((home, ""), (auth, ""), (annotate, "/annotate"), (admin, "/admin"), (studies, "/studies"),
+             (predictions, "/predictions"), (jobs, "/jobs"), (leaderboard, "/leaderboard"), (lveval, "/lveval"),
+             (results, "/results"), (judge, "/judge"), (rater, "/judge"), (generation, "/generate"),
+             (authoring, "/author"))
+    for area, prefix in areas:
+        app.register_blueprint(area.bp, url_prefix=prefix)
+    _register_template_helpers(app)
+
+
+NAV_ITEMS = (
+    ("annotate.resume", "Annotate", False),
+    ("studies.index", "Studies", True),
+    ("predictions.index", "Predictions", True),
+    ("jobs.index", "Jobs", True),
+    ("leaderboard.index", "Leaderboard", True),
+    ("lveval.index", "LV-Eval", True),
+    ("results.human", "Results", True),
+    ("judge.index", "Judge", True),
+    ("generation.index", "Generate", True),
+)
+
+
+# Blueprints whose pages sit under another's menu item.
+NAV_AREA = {"rater": "judge", "authoring": "generation"}
+
+
+def _register_template_helpers(app: Flask) -> None:
+    def nav_is_current(endpoint: str) -> bool:
+        """Mark the nav item whose area (blueprint) this page belongs to."""
+        current = (request.endpoint or "").split(".")[0]
+        return NAV_AREA.get(current, current) == endpoint.split(".")[0]
+
+    app.jinja_env.globals.update(
+        app_version=__version__, nav_items=NAV_ITEMS, nav_is_current=nav_is_current
+    )

@@ -1,0 +1,128 @@
+"""Annotator scoring: choosing a study, the question page, autosave and the document panel."""
+from __future__ import annotations
+
+from flask import (
+    Blueprint,
+    abort,
+    current_app,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
+from flask_login import current_user
+
+from app.extensions import db
+from app.models import Study
+from app.services.annotation.documents import document_payload
+from app.services.annotation.pages import load_question_page
+from app.services.annotation.rounds import last_worked_question, open_round
+from app.services.annotation.scoring import (
+    RUBRIC,
+    ScoreError,
+    frequencies,
+    save_from_request,
+)
+from app.services.annotation.workload import load_workload
+from app.services.studies.assignment import may_annotate
+from app.services.studies.lookup import studies_for
+
+bp = Blueprint("annotate", __name__)
+
+
+def _study(study_id: int) -> Study:
+    """An open study this account scores in; 404 otherwise (a closed or foreign study is not there for them)."""
+    study = db.session.get(Study, study_id)
+    if study is None or study.status != "open" or not may_annotate(study, current_user):
+        abort(404)
+    return study
+
+
+@bp.get("/")
+def resume():
+    """Annotators go to their study (or choose one); staff manage studies."""
+    if current_user.is_staff:
+        return redirect(url_for("studies.index"))
+    studies = studies_for(current_user)
+    if len(studies) == 1:
+        return redirect(url_for("annotate.study_home", study_id=studies[0].id))
+    return render_template("annotate/choose.html", studies=studies)
+
+
+@bp.get("/<int:study_id>/")
+def study_home(study_id: int):
+    """Resume where the annotator stopped: the question last worked on if it has unscored answers, else the next."""
+    study = _study(study_id)
+    round_ = open_round(study.id, current_user.id)
+    slot = load_workload(study, round_.id, current_user.id).resume_at(last_worked_question(round_.id))
+    if slot is None:
+        return redirect(url_for("annotate.done", study_id=study.id))
+    return redirect(url_for("annotate.question", study_id=study.id, question_id=slot.question_id))
+
+
+@bp.get("/<int:study_id>/q/<int:question_id>")
+def question(study_id: int, question_id: int):
+    page = load_question_page(_study(study_id), current_user.id, question_id)
+    if page is None:
+        abort(404)
+    previous, following = page.workload.neighbours(question_id)
+    return render_template(
+        "annotate/question.html", page=page, previous=previous, following=following, rubric=RUBRIC,
+        position=page.workload.position(question_id), document_place=page.workload.document_place(question_id),
+        document_index=page.workload.document_index(question_id),
+        document_url=url_for("annotate.document", document_id=page.document_id, v=page.document_version),
+    )
+
+
+@bp.get("/<int:study_id>/done")
+def done(study_id: int):
+    """The finish page: own score frequencies once everything is scored, else what is left."""
+    study = _study(study_id)
+    round_ = open_round(study.id, current_user.id)
+    workload = load_workload(study, round_.id, current_user.id)
+    counts = frequencies(study.id, round_.id)
+    return render_template(
+        "annotate/done.html", study=study, round=round_, workload=workload, counts=counts, rubric=RUBRIC,
+        most=max(counts.values()) or 1, first_open=workload.first_open(),
+    )
+
+
+DOCUMENT_MAX_AGE = 24 * 3600
+
+
+def _error(message: str, status: int, **extra):
+    return jsonify(error=message, **extra), status
+
+
+def _json_body() -> object:
+    """The request's JSON, or None when it is not JSON (silent=True does not cover nesting past the recursion limit)."""
+    try:
+        return request.get_json(silent=True)
+    except RecursionError:
+        return None
+
+
+@bp.post("/api/score")
+def save_score_api():
+    """Save one score {question_id, label, value, comment?, round?}; repeating a save is harmless."""
+    try:
+        return jsonify(save_from_request(current_user.id, _json_body()))
+    except ScoreError as exc:
+        return jsonify(exc.as_json()), exc.status
+
+
+@bp.get("/document/<int:document_id>")
+def document(document_id: int):
+    """The document text as JSON segments, fetched by the page's script (cached by version)."""
+    payload = document_payload(document_id)
+    if payload is None:
+        return _error("No such document.", 404)
+    response = current_app.response_class(payload.body, mimetype="application/json")
+    response.set_etag(payload.etag)
+    response.cache_control.private = True
+    if request.args.get("v") == payload.etag:
+        response.cache_control.max_age = DOCUMENT_MAX_AGE  # the URL names this exact text
+    else:
+        response.cache_control.no_cache = True
+    return response.make_conditional(request)

@@ -1,0 +1,140 @@
+"""The metric leaderboard: one row per system or per task, and the per-question drill-down (staff only)."""
+from __future__ import annotations
+
+from flask import (
+    Blueprint,
+    abort,
+    flash,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
+
+from app.core.metrics import METRIC_KEYS, PROFILES, QUIRKS
+from app.extensions import db
+from app.models import System
+from app.services.lveval.tab import lveval_json, lveval_tab
+from app.services.metrics import HUMAN_EVAL_BUCKET, OVERALL
+from app.services.metrics.leaderboard import (
+    LEADERBOARD_METRICS,
+    METRIC_LABELS,
+    PER_QUESTION_WORD_COUNTS,
+    PRIMARY_ORDER,
+    SUBSET_METRICS,
+    SUBSET_SORTS,
+    question_values,
+    sort_rows,
+    system_tasks,
+    task_matrix,
+)
+from app.services.metrics.leaderboard import (
+    leaderboard as leaderboard_rows,
+)
+from app.services.system_keys import save_system_card, system_card
+from app.web.results.params import profile_arg
+from app.web.security import staff_required
+
+bp = Blueprint("leaderboard", __name__)
+
+
+PROFILE_NOTES = {
+    "official": "reproduces L-Eval's and LV-Eval's reference scripts, quirks included",
+    "fixed": "corrects the reference scripts' quirks",
+}
+SORTS = LEADERBOARD_METRICS + ("judge", "system") + SUBSET_SORTS
+L_EVAL_METRICS = tuple(m for m in METRIC_KEYS if m != "lveval")  # LV-Eval has its own tab and page
+
+
+def _common(profile: str) -> dict:
+    return {"profile": profile, "profiles": PROFILES, "profile_notes": PROFILE_NOTES, "labels": METRIC_LABELS,
+            "all_tasks": OVERALL, "human_eval": HUMAN_EVAL_BUCKET}
+
+
+@bp.get("")
+@staff_required
+def index():
+    profile = profile_arg()
+    if request.args.get("view") == "lveval":
+        tab = lveval_tab(profile)
+        return render_template("leaderboard/lveval.html", systems=tab.systems, levels=tab.levels, curves=tab.curves,
+                               view="lveval", **_common(profile))
+    if request.args.get("view") == "tasks":
+        metric = request.args.get("metric", "primary")
+        if metric != "primary" and metric not in L_EVAL_METRICS:
+            metric = "primary"
+        return render_template("leaderboard/tasks.html", matrix=task_matrix(profile, metric), metric=metric,
+                               metric_choices=("primary",) + L_EVAL_METRICS, primary_order=PRIMARY_ORDER,
+                               view="tasks", **_common(profile))
+    sort = request.args.get("sort", "")
+    rows = leaderboard_rows(profile, sort if sort in SORTS else "system")
+    # With only the human-eval subset imported, its columns are the board: sort by them unless asked otherwise.
+    only_subset = bool(rows) and not any(row.has_task_scores for row in rows) and any(row.subset for row in rows)
+    if sort not in SORTS:
+        sort = f"{HUMAN_EVAL_BUCKET}:f1" if only_subset else "exact_match"
+        rows = sort_rows(rows, sort)
+    return render_template("leaderboard/index.html", rows=rows, sort=sort, only_subset=only_subset,
+                           show_subset=any(row.subset or row.subset_judge for row in rows),
+                           subset_metrics=SUBSET_METRICS, columns=LEADERBOARD_METRICS,
+                           quirks=[q for q in QUIRKS if q["changed"]], view="systems", **_common(profile))
+
+
+@bp.get("/json")
+@staff_required
+def as_json():
+    """The leaderboard as JSON; every number is labelled with its profile."""
+    profile = profile_arg()
+    rows = leaderboard_rows(profile, "system")
+    return jsonify(profile=profile, scale="0-100 (lengths in words)", systems=[
+        {"system": row.system, "predictions": row.predictions, "profile": profile, "keys": row.keys,
+         "metrics": {m: {"value": v, "n": n, "tasks": row.tasks.get(m)} for m, (v, n) in row.values.items()},
+         HUMAN_EVAL_BUCKET: {m: {"value": v, "n": n} for m, (v, n) in row.subset.items()},
+         "judge": row.judge}
+        for row in rows
+    ], lveval=lveval_json(profile))
+
+
+@bp.get("/systems/<int:system_id>")
+@staff_required
+def system(system_id: int):
+    profile = profile_arg()
+    system = db.get_or_404(System, system_id)
+    return render_template("leaderboard/system.html", system=system, tasks=system_tasks(system.id, profile),
+                           metrics=L_EVAL_METRICS, card=system_card(system), form={}, errors={},
+                           lveval=_lveval_of(system, profile), **_common(profile))
+
+
+def _lveval_of(system: System, profile: str) -> dict | None:
+    return next((entry for entry in lveval_json(profile) if entry["system"] == system.name), None)
+
+
+@bp.post("/systems/<int:system_id>/keys")
+@staff_required
+def save_keys(system_id: int):
+    """Save the system's leaderboard keys and LV-Eval ablation tag; errors re-show the form with what was typed."""
+    profile = profile_arg()
+    system = db.get_or_404(System, system_id)
+    errors = save_system_card(system, request.form)
+    if errors:
+        return render_template("leaderboard/system.html", system=system, tasks=system_tasks(system.id, profile),
+                               metrics=L_EVAL_METRICS, card=system_card(system), form=request.form, errors=errors,
+                               lveval=_lveval_of(system, profile), **_common(profile)), 400
+    flash(f"Saved the leaderboard keys of {system.name}.", "success")
+    return redirect(url_for("leaderboard.system", system_id=system.id, profile=profile))
+
+
+@bp.get("/systems/<int:system_id>/questions")
+@staff_required
+def questions(system_id: int):
+    profile = profile_arg()
+    system = db.get_or_404(System, system_id)
+    metric = request.args.get("metric", "")
+    task = request.args.get("task", OVERALL)
+    if metric not in METRIC_KEYS or not task:
+        abort(404)
+    sort = request.args.get("sort", "file")
+    page = request.args.get("page", 1, type=int) or 1
+    result = question_values(system.id, task, metric, profile, page=page, sort=sort)
+    return render_template("leaderboard/questions.html", system=system, task=task, metric=metric,
+                           result=result, sort=sort, word_counts=PER_QUESTION_WORD_COUNTS, **_common(profile))

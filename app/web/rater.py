@@ -1,0 +1,117 @@
+"""The pointwise LLM rater's pages (under /judge): launch a run on a study with a dry run, runs, versioned prompts."""
+from __future__ import annotations
+
+from flask import Blueprint, abort, flash, redirect, render_template, url_for
+from flask_login import current_user
+from flask_wtf import FlaskForm
+from sqlalchemy import select
+from wtforms import (
+    FloatField,
+    IntegerField,
+    SelectChoice,
+    SelectField,
+    StringField,
+    SubmitField,
+)
+from wtforms.validators import DataRequired, InputRequired, NumberRange, Optional
+
+from app.core.judge.runner import DEFAULT_CONCURRENCY
+from app.extensions import db
+from app.models import Job, RaterPrompt, Study
+from app.services.jobs import DuplicateJob
+from app.services.judge import load_settings
+from app.services.judge.settings import MAX_CONCURRENCY
+from app.services.rater import (
+    JOB_KIND,
+    RaterPromptError,
+    RaterRunError,
+    RaterSpec,
+    create_rater_version,
+    current_rater_prompt,
+    dry_run,
+    launch,
+    list_rater_prompts,
+)
+from app.services.rater.prompts import get_rater_prompt
+from app.web.forms import PromptForm, Storable
+from app.web.security import staff_required
+
+bp = Blueprint("rater", __name__)
+
+
+class RaterForm(FlaskForm):
+    study_id = SelectField("Study", coerce=int)
+    rater_model = StringField("Rater model", validators=[DataRequired(), Storable(limit=120)])
+    prompt_id = SelectField("Prompt version", coerce=int)
+    temperature = FloatField("Temperature", default=0.0, validators=[InputRequired(), NumberRange(0, 2)])
+    concurrency = IntegerField("Concurrency", default=DEFAULT_CONCURRENCY,
+                               validators=[DataRequired(), NumberRange(1, MAX_CONCURRENCY)])
+    budget_usd = FloatField("Budget (USD)", validators=[Optional(), NumberRange(min=0.0001)])
+    estimate = SubmitField("Estimate (dry run)")
+    launch = SubmitField("Rate every answer")
+
+RUNS_SHOWN = 50
+
+
+def _form() -> RaterForm:
+    form = RaterForm()
+    studies = list(db.session.scalars(select(Study).order_by(Study.name)))
+    form.study_id.choices = [SelectChoice(s.id, s.name) for s in studies]
+    form.prompt_id.choices = [SelectChoice(p.id, f"{p.name} v{p.version}") for p in list_rater_prompts()]
+    if not form.is_submitted():
+        form.rater_model.data = load_settings().model
+        form.prompt_id.data = current_rater_prompt().id
+        open_studies = [s for s in studies if s.status == "open"]
+        if open_studies:
+            form.study_id.data = open_studies[0].id
+    return form
+
+
+@bp.route("/rater", methods=["GET", "POST"])
+@staff_required
+def index():
+    form = _form()
+    estimate = None
+    if form.validate_on_submit():
+        spec = RaterSpec(form.study_id.data, form.rater_model.data.strip(), form.prompt_id.data,
+                         float(form.temperature.data))
+        try:
+            if form.launch.data:
+                job = launch(spec, concurrency=form.concurrency.data, budget_usd=form.budget_usd.data,
+                             user_id=current_user.id)
+                flash(f"Rater run #{job.id} queued.", "info")
+                return redirect(url_for("jobs.detail", job_id=job.id))
+            estimate = dry_run(spec)
+        except DuplicateJob as exc:
+            flash(f"The same rater run is already {exc.job.status}: job #{exc.job.id}.", "info")
+        except RaterRunError as exc:
+            flash(str(exc), "error")
+    elif form.is_submitted():
+        flash("Check the highlighted fields.", "error")
+    jobs = list(db.session.scalars(select(Job).where(Job.kind == JOB_KIND).order_by(Job.id.desc()).limit(RUNS_SHOWN)))
+    studies = {s.id: s for s in db.session.scalars(select(Study))}
+    prompts = {p.id: p for p in db.session.scalars(select(RaterPrompt))}
+    return render_template("rater/index.html", form=form, estimate=estimate, jobs=jobs, studies=studies,
+                           prompts=prompts, rater_prompts=list_rater_prompts())
+
+
+@bp.route("/rater/prompts/<int:prompt_id>", methods=["GET", "POST"])
+@staff_required
+def prompt(prompt_id: int):
+    base = get_rater_prompt(prompt_id)
+    if base is None:
+        abort(404)
+    form = PromptForm()
+    if form.validate_on_submit():
+        try:
+            created = create_rater_version(base, system_text=form.system_text.data,
+                                           user_template=form.user_template.data, user_id=current_user.id)
+        except RaterPromptError as exc:
+            flash(str(exc), "error")
+        else:
+            flash(f"Saved {created.name} v{created.version}; v{base.version} is unchanged.", "info")
+            return redirect(url_for("rater.prompt", prompt_id=created.id))
+    elif not form.is_submitted():
+        form.system_text.data = base.system_text
+        form.user_template.data = base.user_template
+    return render_template("rater/prompt.html", prompt=base, form=form)

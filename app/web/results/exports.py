@@ -1,0 +1,107 @@
+"""Downloads (scores, L-Eval layout, results JSON) and the length-instruction tools."""
+from __future__ import annotations
+
+import io
+
+from flask import abort, flash, redirect, render_template, request, send_file, url_for
+from werkzeug.utils import secure_filename
+
+from app.services.exports import (
+    ROUND_CHOICES,
+    annotators_with_scores,
+    csv_text,
+    jsonl_text,
+    left_out_note,
+    leval_filename,
+    leval_left_out,
+    leval_lines,
+    results_text,
+    score_rows,
+)
+from app.services.results import (
+    full_results,
+    prompt_rows,
+    set_length_instruction_flags,
+    systems_with_flags,
+)
+from app.web.results.blueprint import bp
+from app.web.results.params import study_arg
+from app.web.routing import id_list
+from app.web.security import staff_required
+
+MIMETYPES = {"jsonl": "application/x-ndjson", "csv": "text/csv", "json": "application/json"}
+
+
+def _download(text: str, filename: str, kind: str):
+    data = io.BytesIO(text.encode("utf-8"))
+    return send_file(data, mimetype=f"{MIMETYPES[kind]}; charset=utf-8", as_attachment=True, download_name=filename)
+
+
+def _slug(study) -> str:
+    return secure_filename(study.name) or f"study-{study.id}"
+
+
+@bp.get("/exports")
+@staff_required
+def exports():
+    study = study_arg()
+    names = annotators_with_scores(study.id)
+    left_out = {name: left_out_note(leval_left_out(study.id, name)) for name in names}
+    return render_template("results/exports.html", study=study, annotators=names, left_out=left_out)
+
+
+@bp.get("/export/scores.<fmt>")
+@staff_required
+def download_scores(fmt: str):
+    study = study_arg()
+    rounds = request.args.get("rounds", "all")
+    if fmt not in ("jsonl", "csv") or rounds not in ROUND_CHOICES:
+        abort(404)
+    rows = score_rows(study.id, rounds)
+    text = jsonl_text(rows) if fmt == "jsonl" else csv_text(rows)
+    return _download(text, f"{_slug(study)}-scores-{rounds}.{fmt}", fmt)
+
+
+@bp.get("/export/leval/<annotator>")
+@staff_required
+def download_leval(annotator: str):
+    study = study_arg()
+    try:
+        lines = leval_lines(study.id, annotator)
+    except LookupError:
+        abort(404)
+    return _download(jsonl_text(lines), leval_filename(annotator), "jsonl")
+
+
+@bp.get("/export/results.json")
+@staff_required
+def download_results():
+    study = study_arg()
+    return _download(results_text(full_results(study.id)), f"{_slug(study)}-results.json", "json")
+
+
+@bp.get("/length-instruction")
+@staff_required
+def length_instruction():
+    study = study_arg()
+    return render_template("results/length_instruction.html", study=study, systems=systems_with_flags(study.id))
+
+
+@bp.post("/length-instruction")
+@staff_required
+def save_length_instruction():
+    study = study_arg()
+    flagged = set(id_list(request.form.getlist("length_instruction")))
+    changed = set_length_instruction_flags(study.id, flagged)
+    if changed:
+        flash(f"Updated the length-instruction flag of {', '.join(changed)}.", "success")
+    else:
+        flash("No flag changed.", "info")
+    return redirect(url_for("results.length_instruction", study=study.id))
+
+
+@bp.get("/length-instruction/prompts.jsonl")
+@staff_required
+def length_instruction_prompts():
+    study = study_arg()
+    return _download(jsonl_text(prompt_rows(study.id)), f"{_slug(study)}.length_instruction.prompts.jsonl", "jsonl")

@@ -1,0 +1,28 @@
+"""The human-score summary page, and the study chooser every results page falls back to."""
+from __future__ import annotations
+
+from flask import render_template, request
+
+from app.services.results import VIEW_LABELS, analyse
+from app.services.studies.lookup import study_rows
+from app.web.results.blueprint import bp
+from app.web.results.figures import human_charts, pivot
+from app.web.results.params import ChooseStudy, stale_arg, study_arg, view_arg
+from app.web.security import staff_required
+
+
+@bp.errorhandler(ChooseStudy)
+def choose_study(exc: ChooseStudy):
+    return render_template("results/choose_study.html", rows=study_rows(), endpoint=request.endpoint)
+
+
+@bp.get("")
+@staff_required
+def human():
+    study, view, stale = study_arg(), view_arg(), stale_arg()
+    data = analyse(study.id, view, include_stale=stale)
+    return render_template(
+        "results/human.html", study=study, data=data, view=view, view_labels=VIEW_LABELS, stale=stale,
+        charts=human_charts(data), by_task=pivot(data["breakdowns"]["task"]),
+        by_annotator=pivot(data["breakdowns"]["annotator"]),
+    )

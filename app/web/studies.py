@@ -1,0 +1,215 @@
+"""Studies (staff only): create, configure, open and close evaluation campaigns; pin answers; delete data."""
+from __future__ import annotations
+
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask_login import current_user
+
+from app.extensions import db
+from app.models import PredictionFile, Study, System, User
+from app.models.corpus import REFERENCE_KINDS, REFERENCE_LABELS
+from app.models.studies import REFERENCE_POLICIES
+from app.services import deletion
+from app.services.annotation.rounds import (
+    BeginAgainError,
+    begin_again,
+    find_open_round,
+    rounds_of,
+)
+from app.services.studies import setup
+from app.services.studies.answers import pin_latest
+from app.services.studies.lookup import study_rows
+from app.services.studies.overview import study_overview
+from app.services.studies.setup import StudyError
+from app.web.routing import id_list  # noqa: F401  (checkbox values as ids: the one rule for ids from forms)
+from app.web.security import staff_required
+
+bp = Blueprint("studies", __name__)
+
+
+def optional_overlap(text: str) -> int | None:
+    """Blank means every annotator scores every answer; otherwise a whole number of at least 1."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or len(text) > 4 or int(text) < 1:
+        raise StudyError("Overlap must be blank (everyone) or a whole number of at least 1.")
+    return int(text)
+
+
+def _study(study_id: int) -> Study:
+    return db.session.get(Study, study_id) or abort(404)
+
+
+@bp.get("")
+@staff_required
+def index():
+    return render_template("studies/index.html", rows=study_rows())
+
+
+@bp.route("/new", methods=["GET", "POST"])
+@staff_required
+def new():
+    users = setup.active_users()
+    if request.method == "POST":
+        try:
+            spec = setup.StudySpec(
+                name=request.form.get("name", ""), description=request.form.get("description", ""),
+                question_ids=setup.questions_for(request.form.get("questions", "human_eval")),
+                reference_kinds=[k for k in request.form.getlist("reference") if k in REFERENCE_KINDS],
+                reference_policy=request.form.get("policy", "hide"),
+                annotator_ids=id_list(request.form.getlist("annotator")),
+                overlap=optional_overlap(request.form.get("overlap", "")),
+            )
+            study = setup.create_study(spec, by_user_id=current_user.id)
+        except setup.StudyError as exc:
+            db.session.rollback()
+            flash(str(exc), "error")
+            return render_template("studies/new.html", users=users, form=request.form, kinds=REFERENCE_KINDS,
+                                   labels=REFERENCE_LABELS, policies=REFERENCE_POLICIES,
+                                   question_sets=setup.question_sets()), 400
+        flash(f"Study '{study.name}' created as a draft: check its systems and references, then open it.", "success")
+        return redirect(url_for("studies.show", study_id=study.id))
+    return render_template("studies/new.html", users=users, form={}, kinds=REFERENCE_KINDS, labels=REFERENCE_LABELS,
+                           policies=REFERENCE_POLICIES, question_sets=setup.question_sets())
+
+
+@bp.get("/<int:study_id>")
+@staff_required
+def show(study_id: int):
+    return render_template("studies/show.html", o=study_overview(_study(study_id)), policies=REFERENCE_POLICIES)
+
+
+def _apply(study: Study, action, success: str, anchor: str):
+    try:
+        action()
+        db.session.commit()
+        flash(success, "success")
+    except setup.StudyError as exc:
+        db.session.rollback()
+        flash(str(exc), "error")
+    return redirect(url_for("studies.show", study_id=study.id, _anchor=anchor))
+
+
+@bp.post("/<int:study_id>/status")
+@staff_required
+def status(study_id: int):
+    study = _study(study_id)
+    wanted = request.form.get("status", "")
+    return _apply(study, lambda: setup.set_status(study, wanted), f"The study is now {wanted}.", "status")
+
+
+@bp.post("/<int:study_id>/systems")
+@staff_required
+def systems(study_id: int):
+    study = _study(study_id)
+    chosen = id_list(request.form.getlist("system"))
+    return _apply(study, lambda: setup.set_systems(study, chosen),
+                  "Systems saved. Scores of systems left out are kept, not counted.", "systems")
+
+
+@bp.post("/<int:study_id>/references")
+@staff_required
+def references(study_id: int):
+    study = _study(study_id)
+    kinds = [k for k in request.form.getlist("reference") if k in REFERENCE_KINDS]
+    policy = request.form.get("policy", "hide")
+    return _apply(study, lambda: setup.set_references(study, kinds, policy), "References saved and checked.",
+                  "references")
+
+
+@bp.post("/<int:study_id>/annotators")
+@staff_required
+def annotators(study_id: int):
+    study = _study(study_id)
+    try:
+        overlap = optional_overlap(request.form.get("overlap", ""))
+    except setup.StudyError as exc:
+        flash(str(exc), "error")
+        return redirect(url_for("studies.show", study_id=study.id, _anchor="annotators"))
+    chosen = id_list(request.form.getlist("annotator"))
+    return _apply(study, lambda: setup.set_annotators(study, chosen, overlap),
+                  "Annotators and overlap saved; answers were shared out again (work already done stays).",
+                  "annotators")
+
+
+@bp.route("/<int:study_id>/pin/<int:system_id>", methods=["GET", "POST"])
+@staff_required
+def pin(study_id: int, system_id: int):
+    study = _study(study_id)
+    system = db.session.get(System, system_id) or abort(404)
+    if request.method == "POST":
+        report = pin_latest(study.id, system.id)
+        db.session.commit()
+        flash(report.describe(), "success")
+        return redirect(url_for("studies.show", study_id=study.id, _anchor="systems"))
+    return render_template("studies/pin.html", study=study, system=system,
+                           report=pin_latest(study.id, system.id, dry_run=True))
+
+
+@bp.route("/<int:study_id>/annotators/<int:user_id>/begin-again", methods=["GET", "POST"])
+@staff_required
+def begin_again_view(study_id: int, user_id: int):
+    """Ask for confirmation, then archive the annotator's round in this study and open a fresh one."""
+    study = _study(study_id)
+    annotator = db.session.get(User, user_id) or abort(404)
+    if request.method == "POST":
+        try:
+            result = begin_again(study.id, annotator.id, current_user.id)
+        except BeginAgainError as exc:
+            flash(str(exc), "error")
+            return redirect(url_for("studies.show", study_id=study.id, _anchor="progress"))
+        scores = f"{result.archived_scores} score" + ("" if result.archived_scores == 1 else "s")
+        flash(f"{annotator.username} begins again in round {result.new_number}. Round {result.archived_number} "
+              f"is archived with {scores}.", "success")
+        return redirect(url_for("studies.show", study_id=study.id, _anchor="progress"))
+    current = find_open_round(study.id, annotator.id)
+    summary = next((r for r in rounds_of(study.id, [annotator.id]).get(annotator.id, [])
+                    if current and r.id == current.id), None)
+    return render_template("annotate/begin_again.html", study=study, annotator=annotator, current=summary)
+
+
+def _confirm_delete(plan: deletion.DeletionPlan, carry_out, done_url: str):
+    """GET: say what goes. POST: delete (with force when human scores go; they are exported first)."""
+    if request.method == "GET":
+        return render_template("studies/delete.html", plan=plan)
+    try:
+        saved = carry_out(request.form.get("force") == "yes")
+    except deletion.DeletionRefused as exc:
+        flash(str(exc), "error")
+        return render_template("studies/delete.html", plan=plan), 409
+    message = f"Deleted {plan.what}."
+    if saved is not None:
+        message += f" Its {plan.scores} human score(s) were saved to {saved.name} in the instance's deleted/ folder."
+    flash(message, "success")
+    return redirect(done_url)
+
+
+@bp.route("/<int:study_id>/delete", methods=["GET", "POST"])
+@staff_required
+def delete(study_id: int):
+    study = db.session.get(Study, study_id) or abort(404)
+    return _confirm_delete(deletion.plan_study(study), lambda force: deletion.delete_study(study, force=force),
+                           url_for("studies.index"))
+
+
+@bp.route("/demo/delete", methods=["GET", "POST"])
+@staff_required
+def delete_demo():
+    return _confirm_delete(deletion.plan_demo(), lambda force: deletion.delete_demo(force=force),
+                           url_for("studies.index"))
+
+
+@bp.route("/systems/<int:system_id>/delete", methods=["GET", "POST"])
+@staff_required
+def delete_system(system_id: int):
+    system = db.session.get(System, system_id) or abort(404)
+    return _confirm_delete(deletion.plan_system(system), lambda force: deletion.delete_system(system, force=force),
+                           url_for("predictions.index"))
+
+
+@bp.route("/uploads/<int:file_id>/delete", methods=["GET", "POST"])
+@staff_required
+def delete_upload(file_id: int):
+    upload = db.session.get(PredictionFile, file_id) or abort(404)
+    return _confirm_delete(deletion.plan_upload(upload), lambda force: deletion.delete_upload(upload, force=force),
+                           url_for("predictions.index"))
