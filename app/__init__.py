@@ -10,7 +10,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 from app.config import REPO_ROOT, build_config, instance_path_from_env
-from app.extensions import csrf, db, login_manager, migrate
+from app.extensions import db, migrate
 
 
 def create_app(config: dict | None = None, *, web: bool = True) -> Flask:

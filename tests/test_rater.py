@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 from app.extensions import db
 from app.models import Document, LLMRating, Score, Study
 from app.core.rater import DEFAULT_RATER_TEMPLATE, RaterTemplate, RatingItem, parse_score, render, validate_template
-from app.services.annotation.scoring import RUBRIC
+from app.core.rubric import RUBRIC
 from app.services.jobs import DuplicateJob
 from app.services.judge import save_settings
 from app.services.rater import RaterRunError, RaterSpec, current_rater_prompt, dry_run, launch

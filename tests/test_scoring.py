@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from app.extensions import db
 from app.models import AnnotationRound, Answer, QuestionView, Score, ScoreRevision, StudyAnswer, StudySystem, System
 from app.services.annotation import blinding, rounds, scoring, workload
-from app.services.annotation.documents import SEGMENT_CHARS, segment_text
+from app.core.text import SEGMENT_CHARS, segment_text
 from app.services.annotation.oversight import annotator_progress
 from app.services.exports.rows import score_rows
 from app.services.studies.lookup import require_study

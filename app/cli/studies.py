@@ -14,7 +14,7 @@ from app.services import deletion
 from app.services.studies import setup
 from app.services.studies.answers import pin_latest
 from app.services.studies.lookup import NoStudy, find_study, require_study, study_rows
-from app.services.studies.overview import study_overview
+from app.services.annotation.oversight import study_overview
 from app.cli.database import upgrade_database
 
 

@@ -17,7 +17,7 @@ from app.models import AuthoredPair, Document, Prediction, Question, User
 from app.models.base import utcnow
 from app.models.generation import AUTHORED, IMPORTED
 from app.core.text import match_key, sha256_text, word_count
-from app.services.annotation.documents import segment_text
+from app.core.text import segment_text
 from app.services.importers.documents import title_for_new_document
 from app.services.input_rules import NUL, text_problem, unstorable_field, upload_name_problem
 

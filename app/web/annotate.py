@@ -18,8 +18,8 @@ from app.models import Study
 from app.services.annotation.documents import document_payload
 from app.services.annotation.pages import load_question_page
 from app.services.annotation.rounds import last_worked_question, open_round
+from app.core.rubric import RUBRIC
 from app.services.annotation.scoring import (
-    RUBRIC,
     ScoreError,
     frequencies,
     save_from_request,

@@ -63,7 +63,7 @@ from app.services.judge import (
     win_rates,
 )
 from app.services.judge.bias import ALL_TASKS, run_bias
-from app.services.judge.pairs import DEFAULT_SCOPE, SCOPES
+from app.services.judge.pairs import DEFAULT_SCOPE
 from app.services.judge.prompt_versions import (
     ensure_profile_prompt,
     get_prompt,
@@ -75,7 +75,7 @@ from app.services.judge.settings import (
     prices_as_json,
     stored_values,
 )
-from app.web.forms import Storable
+from app.web.forms import PromptForm, Storable
 from app.web.security import staff_required
 
 bp = Blueprint("judge", __name__)

@@ -18,7 +18,7 @@ from app.services.annotation.rounds import (
 from app.services.studies import setup
 from app.services.studies.answers import pin_latest
 from app.services.studies.lookup import study_rows
-from app.services.studies.overview import study_overview
+from app.services.annotation.oversight import study_overview
 from app.services.studies.setup import StudyError
 from app.web.routing import id_list  # noqa: F401  (checkbox values as ids: the one rule for ids from forms)
 from app.web.security import staff_required

@@ -30,7 +30,7 @@ if str(REPO_ROOT) not in sys.path:  # run as a script: make `app` and `tests` im
 from app.core.llm.client import make_client  # noqa: E402
 from app.core.metrics.files import prediction_key, read_rows  # noqa: E402
 from app.core.rater import DEFAULT_RATER_TEMPLATE, InMemoryRatingCache, RatingItem, run_ratings  # noqa: E402
-from app.services.annotation.scoring import RUBRIC  # noqa: E402
+from app.core.rubric import RUBRIC  # noqa: E402
 from tests.benchmarks.common import SHARED_LEVAL, print_table, row  # noqa: E402
 from tests.support.openai_stub import StubOpenAIServer  # noqa: E402
 

@@ -8,7 +8,6 @@ lines at sentence ends, so the browser renders a few hundred small blocks, never
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -16,73 +15,12 @@ from dataclasses import dataclass
 from sqlalchemy import select
 
 from app.extensions import db
+from app.core.text import segment_text
 from app.models import Document, Question, StudyQuestion
 
-SEGMENT_CHARS = 1600
 # Bump when the segmentation changes, so browsers drop cached copies (it is part of the ETag).
 SEGMENT_VERSION = 1
 CACHE_SIZE = 24
-
-_BLANK_LINES = re.compile(r"\n[ \t]*\n\s*")
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])[\"'”’)\]]*\s+")
-
-
-def _cut_long_line(line: str, limit: int) -> list[str]:
-    """Cut a line longer than `limit` at sentence ends, else at spaces, else anywhere."""
-    pieces: list[str] = []
-    rest = line
-    while len(rest) > limit:
-        window = rest[:limit]
-        cut = 0
-        for match in _SENTENCE_END.finditer(window):
-            if match.end() > limit // 3:
-                cut = match.end()
-        if not cut:
-            space = window.rfind(" ", limit // 3)
-            cut = space + 1 if space > 0 else limit
-        pieces.append(rest[:cut])
-        rest = rest[cut:]
-    if rest:
-        pieces.append(rest)
-    return pieces
-
-
-def segment_text(text: str, limit: int = SEGMENT_CHARS) -> list[tuple[str, bool]]:
-    """Cut text into (segment, starts_paragraph) pairs of at most `limit` characters.
-
-    Blank lines start paragraphs. Inside a paragraph, whole lines are grouped (their line
-    breaks kept); a line longer than the limit is cut on its own.
-    """
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    segments: list[tuple[str, bool]] = []
-    for paragraph in _BLANK_LINES.split(text.strip("\n")):
-        if not paragraph.strip():
-            continue
-        starts = True
-        buffer: list[str] = []
-        size = 0
-
-        def flush() -> None:
-            nonlocal buffer, size, starts
-            if buffer:
-                segments.append(("\n".join(buffer), starts))
-                starts = False
-            buffer, size = [], 0
-
-        for line in paragraph.split("\n"):
-            if len(line) > limit:
-                flush()
-                for piece in _cut_long_line(line, limit):
-                    segments.append((piece, starts))
-                    starts = False
-                continue
-            if buffer and size + 1 + len(line) > limit:
-                flush()
-            buffer.append(line)
-            size += len(line) + (1 if size else 0)
-        flush()
-    return segments
-
 
 @dataclass(frozen=True)
 class DocumentPayload:

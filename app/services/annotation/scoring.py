@@ -31,16 +31,6 @@ SHA256_HEX = frozenset("0123456789abcdef")
 # question for longer; anything above is a broken or forged client).
 MAX_ACTIVE_SECONDS = 24 * 3600
 
-# The rubric shown beside every score control; anchored so that annotators agree on levels.
-RUBRIC = (
-    (1, "Poor", "Wrong, irrelevant or unsupported by the document."),
-    (2, "Weak", "Touches the question but misses the key point or contains major errors."),
-    (3, "Fair", "Partly correct: important omissions or some errors."),
-    (4, "Good", "Correct and relevant; small omissions or imprecision."),
-    (5, "Excellent", "Correct, complete and faithful to the document; as good as the references."),
-)
-
-
 class ScoreError(ValueError):
     """A save that cannot be accepted; `status` is the HTTP status to answer with, `reload` asks the page to reload."""
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, fields
 
-from app.extensions import db
 from app.core.generation import manifest as manifests
 from app.core.generation import plan as plans
 from app.core.generation import tokens

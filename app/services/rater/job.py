@@ -17,7 +17,7 @@ from app.extensions import db
 from app.core.llm.pricing import cost_usd, estimate_calls, price_for
 from app.models import Job, RaterPrompt, Study
 from app.core.rater import RaterTemplate, RatingResult, RatingSummary, rating_key, render, run_ratings
-from app.services.annotation.scoring import RUBRIC
+from app.core.rubric import RUBRIC
 from app.services.jobs import JobCancelled, JobContext, submit_job
 from app.services.judge.settings import JudgeSettings, check_concurrency, load_settings
 from app.services.rater.db_cache import DBRatingCache

@@ -16,17 +16,38 @@ from flask import current_app
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from app.core.metrics.files import FileFormatError, parse_jsonl
+from app.core.text import normalize_ws
 from app.extensions import db
 from app.models import System, UploadBatch
-from app.core.metrics.files import FileFormatError, parse_jsonl
 from app.services.importers.predictions import parse_prediction_rows, store_predictions
 from app.services.input_rules import column_length
-from app.core.text import normalize_ws
-from app.services.uploads.lveval_files import KIND as LVEVAL_KIND, check_lveval_models, import_lveval_previews
-from app.services.uploads.archive import UploadRejected, ZipLimits, clean_upload_name, unpack_upload
+from app.services.uploads.archive import (
+    UploadRejected,
+    ZipLimits,
+    clean_upload_name,
+    unpack_upload,
+)
+from app.services.uploads.lveval_files import KIND as LVEVAL_KIND
+from app.services.uploads.lveval_files import (
+    check_lveval_models,
+    import_lveval_previews,
+)
 from app.services.uploads.preview import FilePreview, preview_file
-from app.services.uploads.staging import Batch, StagingError, discard_batch, finish_batch, keep_file, load_batch, new_batch, read_staged
-from app.services.uploads.staging import BATCH_ID_RE, stage_batch, staging_root, sweep_stale
+from app.services.uploads.staging import (
+    BATCH_ID_RE,
+    Batch,
+    StagingError,
+    discard_batch,
+    finish_batch,
+    keep_file,
+    load_batch,
+    new_batch,
+    read_staged,
+    stage_batch,
+    staging_root,
+    sweep_stale,
+)
 
 __all__ = [
     "AlreadyImported", "Batch", "ConfirmResult", "FilePreview", "FileFormatError", "ImportConflict", "NothingToImport",

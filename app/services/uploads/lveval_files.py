@@ -3,15 +3,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from app.core.metrics.lveval.evaluation import collect_lveval_file
-from app.services.input_rules import lveval_row_errors
 from app.core.metrics.lveval.rows import input_notes
+from app.services.input_rules import lveval_row_errors
 from app.services.lveval.store import ModelCounts, preview_model, store_model
-
-if TYPE_CHECKING:  # preview.py calls this module; importing it back would be a cycle
-    from app.services.uploads.preview import FilePreview
+from app.services.uploads.file_preview import FilePreview
 
 KIND = "lveval"
 MAX_NOTES = 10

@@ -18,7 +18,7 @@ from pathlib import Path
 from flask import current_app
 
 from app.services.uploads.archive import READ_CHUNK
-from app.services.uploads.preview import FilePreview
+from app.services.uploads.file_preview import FilePreview
 
 BATCH_ID_RE = re.compile(r"^[0-9a-f]{32}$")
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
