@@ -7,15 +7,30 @@ from pathlib import Path
 import click
 from flask.cli import with_appcontext
 
-from app.core.judge import leval_statistics, price_for
-from app.core.judge.profiles import DEFAULT as DEFAULT_PROFILE, LEVAL, PROFILES as JUDGE_PROFILES
-from app.services.judge import DEFAULT_SCOPE, SCOPES, PairError, PromptError, RunSpec, load_settings
-from app.services.judge.pairs import JudgePair, build_pairs
-from app.services.judge.prompt_versions import current_prompt, ensure_profile_prompt, prompt_by_version
+from app.cli.database import upgrade_database
+from app.core.judge import leval_statistics
+from app.core.judge.profiles import DEFAULT as DEFAULT_PROFILE
+from app.core.judge.profiles import LEVAL
+from app.core.judge.profiles import PROFILES as JUDGE_PROFILES
+from app.services.judge import (
+    DEFAULT_SCOPE,
+    SCOPES,
+    PairError,
+    PromptError,
+    RunSpec,
+    load_settings,
+)
 from app.services.judge.job import PreparedRun, execute, record_finished_run
 from app.services.judge.leval_files import leval_file_run
+from app.services.judge.pairs import JudgePair, build_pairs
+from app.services.judge.prompt_versions import (
+    current_prompt,
+    ensure_profile_prompt,
+    prompt_by_version,
+)
 from app.services.judge.sources import Side, match_sides, resolve_side
-from app.cli.database import upgrade_database
+from app.services.llm.endpoints import SettingsError
+from app.services.llm.prices import require_price
 
 
 @click.command("judge")
@@ -102,8 +117,10 @@ def judge_command(pred: str, battle: str, judge_model: str | None, concurrency: 
 
 
 def _check_budget(model: str, budget_usd: float | None, settings) -> None:
-    if budget_usd is not None and price_for(model, settings.prices) is None:
-        raise click.ClickException(f"no price for {model!r}: add it to the price table to use --budget-usd")
+    try:
+        require_price(model, budget_usd, settings.prices)
+    except SettingsError as exc:
+        raise click.ClickException(f"--budget-usd: {exc}") from None
 
 
 def _execute(run: PreparedRun, concurrency: int, budget_usd: float | None):

@@ -237,10 +237,7 @@ def prompt(prompt_id: int):
             flash(str(exc), "error")
             content = {**content, "systems": systems, "templates": templates}
         else:
-            if created.id == base.id or created.fingerprint == base.fingerprint:
-                flash("Nothing changed: no new version saved.", "info")
-            else:
-                flash(f"Saved {created.name} v{created.version}; v{base.version} is unchanged.", "info")
+            flash(f"Saved {created.name} v{created.version}; v{base.version} is unchanged.", "info")
             return redirect(url_for("generation.prompt", prompt_id=created.id))
     return render_template("generation/prompt.html", prompt=base, content=content, system_keys=SYSTEM_KEYS,
                            template_keys=TEMPLATE_KEYS, wordings=LENGTH_WORDINGS)

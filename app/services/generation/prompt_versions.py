@@ -1,17 +1,25 @@
 """Generation prompt versions stored as GenerationPrompt rows; an edit adds a version, never rewrites one."""
 from __future__ import annotations
 
+from app.core.generation.prompts import (
+    LEVAL_PROFILE,
+    SYSTEM_KEYS,
+    TEMPLATE_KEYS,
+    PromptProfile,
+    validate_profile,
+)
 from app.extensions import db
-from app.core.generation.prompts import LEVAL_PROFILE, SYSTEM_KEYS, TEMPLATE_KEYS, PromptProfile, validate_profile
 from app.models import GenerationPrompt
 from app.services.input_rules import text_problem
-from app.services.prompt_versions import (
-    add_next_version, all_versions, find_version, newest_version, normalise_newlines, seed_version,
+from app.services.llm.prompt_versions import (
+    PromptError,
+    all_versions,
+    find_version,
+    newest_version,
+    normalise_newlines,
+    save_edit,
+    seed_version,
 )
-
-
-class PromptError(ValueError):
-    """A prompt edit that cannot be saved, or a version that does not exist."""
 
 
 def as_profile(row: GenerationPrompt) -> PromptProfile:
@@ -55,7 +63,7 @@ def by_version(version: int, name: str = LEVAL_PROFILE.name) -> GenerationPrompt
 
 def create_version(base: GenerationPrompt, systems: dict[str, str], templates: dict[str, str],
                    user_id: int | None = None) -> GenerationPrompt:
-    """Save an edit of `base` as the newest version of its prompt (unchanged text saves nothing)."""
+    """Save an edit of `base` as the newest version of its prompt (unchanged text raises PromptError)."""
     systems = {k: normalise_newlines(v) for k, v in systems.items() if k in SYSTEM_KEYS}
     templates = {k: normalise_newlines(v) for k, v in templates.items() if k in TEMPLATE_KEYS}
     for kind, texts in (("system message", systems), ("template", templates)):
@@ -70,12 +78,5 @@ def create_version(base: GenerationPrompt, systems: dict[str, str], templates: d
         validate_profile(edited)
     except ValueError as exc:
         raise PromptError(str(exc)) from None
-    newest = current(base.name)
-    if edited.fingerprint() == as_profile(newest).fingerprint():
-        return newest
-    for _ in range(3):  # two editors at once: the loser takes the next number
-        row = add_next_version(GenerationPrompt, base.name, content=edited.content(),
-                               fingerprint=edited.fingerprint(), created_by_id=user_id)
-        if row is not None:
-            return row
-    raise PromptError("another edit was saved at the same moment; please try again")
+    return save_edit(GenerationPrompt, base, new_fingerprint=edited.fingerprint(), old_fingerprint=profile.fingerprint(),
+                     user_id=user_id, content=edited.content(), fingerprint=edited.fingerprint())

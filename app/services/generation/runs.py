@@ -12,16 +12,25 @@ from typing import Callable
 
 from sqlalchemy import select
 
-from app.extensions import db
 from app.core.generation import plan as plans
 from app.core.generation.prompts import combine_fact
 from app.core.llm import pricing
 from app.core.llm.batch import Call, Reply, Usage, run_calls
+from app.extensions import db
 from app.models import GenerationRun, Job, System
+from app.services.generation import store
+from app.services.generation.spec import (
+    JOB_KIND,
+    GenerationError,
+    Prepared,
+    RunSpec,
+    client_for,
+    prepare,
+)
 from app.services.jobs import JobCancelled, JobContext, submit_job
 from app.services.jobs.lifecycle import DuplicateJob, enqueue
-from app.services.generation import store
-from app.services.generation.spec import JOB_KIND, GenerationError, Prepared, RunSpec, client_for, prepare
+from app.services.llm import prices as price_table
+from app.services.llm.endpoints import SettingsError
 
 USAGE_KEYS = ("api_calls", "cached", "errors", "prompt_tokens", "completion_tokens", "cost_usd")
 
@@ -31,9 +40,7 @@ class CallsFailed(RuntimeError):
 
 
 def _prices():
-    from app.services.judge.settings import load_settings  # the one price table, kept with the judge settings
-
-    return load_settings().prices
+    return price_table.load_prices()
 
 
 def dry_run(spec: RunSpec) -> dict:
@@ -52,8 +59,10 @@ def dry_run(spec: RunSpec) -> dict:
 
 
 def _check_budget(spec: RunSpec) -> None:
-    if spec.budget_usd is not None and pricing.price_for(spec.model, _prices()) is None:
-        raise GenerationError(f"budget: no price for {spec.model!r}; add it to the price table (Judge → Settings)")
+    try:
+        price_table.require_price(spec.model, spec.budget_usd)
+    except SettingsError as exc:
+        raise GenerationError(f"budget: {exc}") from None
 
 
 def create_run(prepared: Prepared, user_id: int | None, job_id: int | None = None) -> GenerationRun:

@@ -4,14 +4,22 @@ from __future__ import annotations
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
-from app.services.input_rules import long_answer_flag
-from app.extensions import db
 from app.core.generation import predfile
 from app.core.llm.batch import Reply
-from app.models import Answer, GenerationAnswer, GenerationCall, GenerationRun, MetricResult, Prediction, System
 from app.core.text import sha256_text, word_count
-from app.services.studies.answers import snapshot
+from app.extensions import db
+from app.models import (
+    Answer,
+    GenerationAnswer,
+    GenerationCall,
+    GenerationRun,
+    MetricResult,
+    Prediction,
+    System,
+)
+from app.services.input_rules import long_answer_flag
 from app.services.question_sets import select_questions, task_of
+from app.services.studies.answers import snapshot
 
 CACHE_CHUNK = 500
 

@@ -2,12 +2,38 @@
 
 `app.core.judge` stays pure (no Flask, no database); this package is the glue.
 """
-from app.services.judge.pairs import DEFAULT_SCOPE, SCOPES, JudgePair, PairError, build_pairs, default_baseline
-from app.services.judge.prompt_versions import PromptError, as_template, create_version, current_prompt, ensure_default_prompt, list_prompts
-from app.services.judge.reports import JOB_KIND, RunReport, RunSpec, judge_jobs, run_report, win_rates
-from app.services.judge.job import JudgeRunError, dry_run, launch, prepare_run
-from app.services.judge.settings import JudgeSettings, SettingsError, load_settings, save_settings
 from app.services.judge.db_cache import DBJudgeCache
+from app.services.judge.job import JudgeRunError, dry_run, launch, prepare_run
+from app.services.judge.pairs import (
+    DEFAULT_SCOPE,
+    SCOPES,
+    JudgePair,
+    PairError,
+    build_pairs,
+    default_baseline,
+)
+from app.services.judge.prompt_versions import (
+    PromptError,
+    as_template,
+    create_version,
+    current_prompt,
+    ensure_default_prompt,
+    list_prompts,
+)
+from app.services.judge.reports import (
+    JOB_KIND,
+    RunReport,
+    RunSpec,
+    judge_jobs,
+    run_report,
+    win_rates,
+)
+from app.services.judge.settings import (
+    JudgeSettings,
+    SettingsError,
+    load_settings,
+    save_settings,
+)
 
 __all__ = [
     "DBJudgeCache", "DEFAULT_SCOPE", "JOB_KIND", "JudgePair", "JudgeRunError", "JudgeSettings", "PairError",

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from app.core.judge import JudgmentResult
 from app.extensions import db
 from app.models import LLMJudgment
-from app.core.judge import JudgmentResult
 from app.services.judge.pairs import JudgePair
 
 IN_CHUNK = 500  # keys per IN (...) query, well under every database's parameter limit

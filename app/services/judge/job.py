@@ -14,19 +14,35 @@ from typing import Any
 
 from sqlalchemy import select, update
 
+from app.core.judge import (
+    CostEstimate,
+    JudgmentResult,
+    PromptTemplate,
+    RunSummary,
+    estimate,
+    price_for,
+    run_judgments,
+)
+from app.core.judge.profiles import JudgeProfile, get_profile
 from app.extensions import db
 from app.models import Job, JudgePrompt
 from app.models.base import utcnow
 from app.services.jobs import JobCancelled, JobContext, submit_job
 from app.services.jobs.lifecycle import params_hash
 from app.services.jobs.usage import JobUsageLedger, previous_usage
-from app.core.judge import CostEstimate, JudgmentResult, PromptTemplate, RunSummary, estimate, price_for, run_judgments
-from app.services.judge.pairs import JudgePair, PairError, build_pairs, inputs_fingerprint, system_named
+from app.services.judge.db_cache import DBJudgeCache
+from app.services.judge.pairs import (
+    JudgePair,
+    PairError,
+    build_pairs,
+    inputs_fingerprint,
+    system_named,
+)
 from app.services.judge.prompt_versions import as_template, get_prompt
-from app.core.judge.profiles import JudgeProfile, get_profile
 from app.services.judge.reports import JOB_KIND, RunSpec
 from app.services.judge.settings import JudgeSettings, check_concurrency, load_settings
-from app.services.judge.db_cache import DBJudgeCache
+from app.services.llm.endpoints import SettingsError
+from app.services.llm.prices import require_price
 
 
 class JudgeRunError(ValueError):
@@ -73,11 +89,10 @@ def prepare_run(spec: RunSpec, *, budget_usd: float | None = None) -> PreparedRu
         raise JudgeRunError(f"no prompt #{spec.prompt_id}")
     check_profile(spec, prompt)
     settings = load_settings()
-    if budget_usd is not None:
-        if budget_usd <= 0:
-            raise JudgeRunError("the budget must be more than 0 USD (leave it empty for no cap)")
-        if price_for(spec.judge_model, settings.prices) is None:
-            raise JudgeRunError(f"no price for {spec.judge_model!r}: add it to the price table to set a USD budget")
+    try:
+        require_price(spec.judge_model, budget_usd, settings.prices)
+    except SettingsError as exc:
+        raise JudgeRunError(str(exc)) from None
     try:
         system, baseline = system_named(spec.system), system_named(spec.baseline)
         pairs = build_pairs(system, baseline, spec.scope, spec.profile)

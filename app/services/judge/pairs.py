@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from sqlalchemy import or_, select
 from sqlalchemy.orm import aliased
 
-from app.extensions import db
-from app.models.corpus import HUMAN_EVAL
-from app.models import Document, Prediction, Question, System
-from app.core.judge.profiles import DEFAULT as DEFAULT_PROFILE, LEVAL, get_profile
 from app.core.judge import ORDERS, PairItem, PromptTemplate, answers_in_order, cache_key
+from app.core.judge.profiles import DEFAULT as DEFAULT_PROFILE
+from app.core.judge.profiles import LEVAL, get_profile
+from app.extensions import db
+from app.models import Document, Prediction, Question, System
+from app.models.corpus import HUMAN_EVAL
 from app.services.judge.settings import LEVAL_BASELINE, load_settings
 
 # Which questions a run covers. L-Eval's judge set is the human-evaluation subset (85 questions);

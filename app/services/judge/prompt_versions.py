@@ -1,17 +1,19 @@
 """Judge prompt versions stored as JudgePrompt rows; an edit adds a version, never rewrites one."""
 from __future__ import annotations
 
-from app.extensions import db
-from app.models import JudgePrompt
 from app.core.judge import DEFAULT_TEMPLATE, PromptTemplate, validate_template
 from app.core.judge.profiles import LEVAL, PROFILES, get_profile
-from app.services.prompt_versions import (
-    add_next_version, all_versions, find_version, newest_version, normalise_newlines, seed_version,
+from app.extensions import db
+from app.models import JudgePrompt
+from app.services.llm.prompt_versions import (
+    PromptError,
+    all_versions,
+    find_version,
+    newest_version,
+    normalise_newlines,
+    save_edit,
+    seed_version,
 )
-
-
-class PromptError(ValueError):
-    """A prompt edit that cannot be saved."""
 
 
 def as_template(prompt: JudgePrompt) -> PromptTemplate:
@@ -88,10 +90,6 @@ def create_version(base: JudgePrompt, *, system_text: str, user_template: str,
         validate_template(candidate)
     except ValueError as exc:
         raise PromptError(str(exc)) from None
-    if candidate.fingerprint() == as_template(base).fingerprint():
-        raise PromptError("nothing changed: the edit is identical to the version it started from")
-    prompt = add_next_version(JudgePrompt, base.name, system_text=system_text, user_template=user_template,
-                              created_by_id=user_id)
-    if prompt is None:
-        raise PromptError("someone saved another version at the same time; reload and try again")
-    return prompt
+    return save_edit(JudgePrompt, base, new_fingerprint=candidate.fingerprint(),
+                     old_fingerprint=as_template(base).fingerprint(), user_id=user_id,
+                     system_text=system_text, user_template=user_template)

@@ -13,14 +13,31 @@ from typing import Any
 
 from sqlalchemy import select
 
+from app.core.judge import (
+    ORDERS,
+    Aggregation,
+    aggregate,
+    cost_usd,
+    count_outcomes,
+    leval_win_rate,
+    system_outcome,
+)
+from app.core.judge.profiles import DEFAULT as DEFAULT_PROFILE
+from app.core.judge.profiles import JudgeProfile, get_profile
 from app.extensions import db
 from app.models import Job, JudgePrompt, LLMJudgment
-from app.core.judge import ORDERS, Aggregation, aggregate, cost_usd, count_outcomes, leval_win_rate, system_outcome
-from app.core.judge.profiles import DEFAULT as DEFAULT_PROFILE, JudgeProfile, get_profile
-from app.services.judge.pairs import DEFAULT_SCOPE, JudgePair, PairError, build_pairs, default_baseline, inputs_fingerprint, system_named
+from app.services.judge.db_cache import rows_by_key
+from app.services.judge.pairs import (
+    DEFAULT_SCOPE,
+    JudgePair,
+    PairError,
+    build_pairs,
+    default_baseline,
+    inputs_fingerprint,
+    system_named,
+)
 from app.services.judge.prompt_versions import as_template
 from app.services.judge.settings import load_settings
-from app.services.judge.db_cache import rows_by_key
 
 JOB_KIND = "judge"
 

@@ -9,20 +9,28 @@ key may go) have one owner: `services/llm/endpoints.py`.
 """
 from __future__ import annotations
 
-import json
-import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
-from app.services.input_rules import text_problem
+from app.core.judge import ModelPrice
+from app.core.judge.runner import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT_S,
+)
 from app.extensions import db
 from app.models import Setting
-from app.core.judge import DEFAULT_PRICES, ModelPrice
-from app.core.judge.runner import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S
+from app.services.input_rules import text_problem
 from app.services.llm import endpoints
-from app.services.llm.endpoints import EndpointChangeNotAllowed, SettingsError, endpoint_origin
+from app.services.llm import prices as price_table
+from app.services.llm.endpoints import (
+    EndpointChangeNotAllowed,
+    SettingsError,
+    endpoint_origin,
+)
+from app.services.llm.prices import parse_prices, prices_as_json
 
 if TYPE_CHECKING:
     import openai
@@ -84,38 +92,11 @@ def load_settings() -> JudgeSettings:
         baseline=stored.get("baseline") or "",
         max_retries=int(stored.get("max_retries") or DEFAULT_MAX_RETRIES),
         timeout_s=float(stored.get("timeout_s") or DEFAULT_TIMEOUT_S),
-        prices=parse_prices(stored["prices"]) if stored.get("prices") else dict(DEFAULT_PRICES),
+        prices=price_table.load_prices(),
         base_url_source=endpoint.base_url_source,
         api_key_source=endpoint.api_key_source,
         key_withheld_for=endpoint.key_withheld_for,
     )
-
-
-def parse_prices(text: str) -> dict[str, ModelPrice]:
-    """Parse a price table {"model": [prompt_usd_per_1M, completion_usd_per_1M]}."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SettingsError(f"price table is not valid JSON: {exc.msg} (line {exc.lineno})") from None
-    except (ValueError, RecursionError):  # a number of 4,300+ digits, or nesting past Python's recursion limit
-        raise SettingsError("price table is not valid JSON: a number is too long or the nesting too deep") from None
-    if not isinstance(data, dict):
-        raise SettingsError('price table must be a JSON object: {"model": [prompt, completion]}')
-    prices: dict[str, ModelPrice] = {}
-    for model, pair in data.items():
-        if not (isinstance(pair, list) and len(pair) == 2 and all(_is_price(v) for v in pair)):
-            raise SettingsError(f"price of {model!r} must be [prompt, completion] USD per 1M tokens, both >= 0")
-        prices[str(model)] = ModelPrice(float(pair[0]), float(pair[1]))
-    return prices
-
-
-def _is_price(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
-
-
-def prices_as_json(prices: dict[str, ModelPrice]) -> str:
-    """Return the price table as the editable JSON text."""
-    return json.dumps({m: [p.prompt_per_million, p.completion_per_million] for m, p in prices.items()}, indent=2)
 
 
 MAX_SETTING_CHARS = 2000  # a model name; far more is a mistake

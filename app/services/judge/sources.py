@@ -11,14 +11,20 @@ from pathlib import Path
 
 from sqlalchemy import select
 
+from app.core.judge import PairItem
+from app.core.metrics.files import FileFormatError, describe_file, parse_jsonl
 from app.extensions import db
 from app.models import Document, Prediction, Question, System
 from app.models.corpus import HUMAN_EVAL
-from app.core.metrics.files import FileFormatError, describe_file, parse_jsonl
 from app.services.importers.predictions import parse_prediction_rows
 from app.services.importers.runner import import_rows
-from app.core.judge import PairItem
-from app.services.judge.pairs import DEFAULT_SCOPE, SCOPES, JudgePair, PairError, system_named
+from app.services.judge.pairs import (
+    DEFAULT_SCOPE,
+    SCOPES,
+    JudgePair,
+    PairError,
+    system_named,
+)
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,14 @@ from urllib.parse import urlsplit
 
 from sqlalchemy import select
 
+from app.core.llm.client import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT_S,
+    LOCAL_SERVER_PLACEHOLDER_KEY,
+    make_client,
+    mask_api_key,
+)
 from app.extensions import db
-from app.core.llm.client import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, LOCAL_SERVER_PLACEHOLDER_KEY, make_client, mask_api_key
 from app.models import Setting
 from app.services.input_rules import text_problem
 

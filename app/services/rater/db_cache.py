@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from app.core.rater import RatingResult
 from app.extensions import db
 from app.models import LLMRating
-from app.core.rater import RatingResult
 
 IN_CHUNK = 500
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.core.rater import RatingItem
 from app.extensions import db
 from app.models import Answer, Document, Question, Study, System
-from app.core.rater import RatingItem
 from app.services.annotation.pages import shown_references
 from app.services.studies.membership import shown_answers
 

@@ -13,13 +13,22 @@ from typing import Any
 
 from sqlalchemy import update
 
-from app.extensions import db
 from app.core.llm.pricing import cost_usd, estimate_calls, price_for
-from app.models import Job, RaterPrompt, Study
-from app.core.rater import RaterTemplate, RatingResult, RatingSummary, rating_key, render, run_ratings
+from app.core.rater import (
+    RaterTemplate,
+    RatingResult,
+    RatingSummary,
+    rating_key,
+    render,
+    run_ratings,
+)
 from app.core.rubric import RUBRIC
+from app.extensions import db
+from app.models import Job, RaterPrompt, Study
 from app.services.jobs import JobCancelled, JobContext, submit_job
 from app.services.judge.settings import JudgeSettings, check_concurrency, load_settings
+from app.services.llm.endpoints import SettingsError
+from app.services.llm.prices import require_price
 from app.services.rater.db_cache import DBRatingCache
 from app.services.rater.items import StudyItem, study_items
 from app.services.rater.prompts import as_template, get_rater_prompt
@@ -94,11 +103,10 @@ def prepare(spec: RaterSpec, *, budget_usd: float | None = None) -> PreparedRati
     if prompt is None:
         raise RaterRunError(f"no rater prompt #{spec.prompt_id}")
     settings = load_settings()
-    if budget_usd is not None:
-        if budget_usd <= 0:
-            raise RaterRunError("the budget must be more than 0 USD (leave it empty for no cap)")
-        if price_for(spec.rater_model, settings.prices) is None:
-            raise RaterRunError(f"no price for {spec.rater_model!r}: add it to the price table to set a USD budget")
+    try:
+        require_price(spec.rater_model, budget_usd, settings.prices)
+    except SettingsError as exc:
+        raise RaterRunError(str(exc)) from None
     items = study_items(study)
     if not items:
         raise RaterRunError(f"study {study.name!r} shows no answer to rate")

@@ -1,14 +1,19 @@
 """Rater prompt versions stored as RaterPrompt rows; an edit adds a version, never rewrites one."""
 from __future__ import annotations
 
+from app.core.rater import DEFAULT_RATER_TEMPLATE, RaterTemplate, validate_template
 from app.extensions import db
 from app.models import RaterPrompt
-from app.core.rater import DEFAULT_RATER_TEMPLATE, RaterTemplate, validate_template
-from app.services.prompt_versions import add_next_version, all_versions, newest_version, normalise_newlines, seed_version
+from app.services.llm.prompt_versions import (
+    PromptError,
+    all_versions,
+    newest_version,
+    normalise_newlines,
+    save_edit,
+    seed_version,
+)
 
-
-class RaterPromptError(ValueError):
-    """A prompt edit that cannot be saved."""
+RaterPromptError = PromptError  # the rater's name for the one prompt error
 
 
 def as_template(prompt: RaterPrompt) -> RaterTemplate:
@@ -48,10 +53,6 @@ def create_rater_version(base: RaterPrompt, *, system_text: str, user_template: 
         validate_template(candidate)
     except ValueError as exc:
         raise RaterPromptError(str(exc)) from None
-    if candidate.fingerprint() == as_template(base).fingerprint():
-        raise RaterPromptError("nothing changed: the edit is identical to the version it started from")
-    prompt = add_next_version(RaterPrompt, base.name, system_text=system_text, user_template=user_template,
-                              created_by_id=user_id)
-    if prompt is None:
-        raise RaterPromptError("someone saved another version at the same time; reload and try again")
-    return prompt
+    return save_edit(RaterPrompt, base, new_fingerprint=candidate.fingerprint(),
+                     old_fingerprint=as_template(base).fingerprint(), user_id=user_id,
+                     system_text=system_text, user_template=user_template)

@@ -1,7 +1,8 @@
 """Versioned prompts of every kind (judge, rater, generation): seeded once, numbered per name, never rewritten.
 
 Each kind keeps its own table (JudgePrompt, RaterPrompt, GenerationPrompt), all with `name` and `version`
-columns unique together; this module owns how such rows are found, seeded and added.
+columns unique together; this module owns how such rows are found, seeded and added, and the one rule
+for edits: an edit becomes the next version of its prompt, and an edit that changes nothing saves nothing.
 """
 from __future__ import annotations
 
@@ -13,6 +14,12 @@ from sqlalchemy.exc import IntegrityError
 from app.extensions import db
 
 Row = TypeVar("Row")
+# Two editors saving at once: the loser takes the next number, up to this many times.
+EDIT_ATTEMPTS = 3
+
+
+class PromptError(ValueError):
+    """A prompt edit that cannot be saved, or a version that does not exist; the message says why."""
 
 
 def find_version(model: type[Row], name: str, version: int) -> Row | None:
@@ -61,3 +68,19 @@ def add_next_version(model: type[Row], name: str, **fields: Any) -> Row | None:
 def normalise_newlines(text: str) -> str:
     """Browsers send CRLF; versions are compared and stored with LF."""
     return text.replace("\r\n", "\n")
+
+
+def save_edit(model: type[Row], base: Any, *, new_fingerprint: str, old_fingerprint: str, user_id: int | None,
+              **fields: Any) -> Row:
+    """Store an edit of `base` as the next version of its prompt; earlier versions stay as they were.
+
+    `new_fingerprint` and `old_fingerprint` identify the edited and the original content: equal ones
+    raise PromptError, since a version that changes nothing would only blur which one a run used.
+    """
+    if new_fingerprint == old_fingerprint:
+        raise PromptError("nothing changed: the edit is identical to the version it started from")
+    for _ in range(EDIT_ATTEMPTS):
+        row = add_next_version(model, base.name, created_by_id=user_id, **fields)
+        if row is not None:
+            return row
+    raise PromptError("someone saved another version at the same time; reload and try again")
