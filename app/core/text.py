@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -148,21 +149,27 @@ def shared_lead(texts: list[str]) -> int:
     return cut
 
 
-def is_valid_unicode(value: Any) -> bool:
-    """Tell whether every string in a parsed JSON value (keys too) can be encoded as UTF-8."""
+def strings_in(value: Any) -> Iterator[str]:
+    """Every string in a parsed JSON value, keys included: the one walker of nested input."""
     pending = [value]
     while pending:  # a loop, not recursion: the value may be nested as deeply as json allows
         item = pending.pop()
         if isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                return False
+            yield item
         elif isinstance(item, dict):
             pending.extend(item.keys())
             pending.extend(item.values())
         elif isinstance(item, list):
             pending.extend(item)
+
+
+def is_valid_unicode(value: Any) -> bool:
+    """Tell whether every string in a parsed JSON value (keys too) can be encoded as UTF-8."""
+    for text in strings_in(value):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # half of a surrogate pair
+            return False
     return True
 
 

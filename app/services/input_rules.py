@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy.orm import InstrumentedAttribute
 
+from app.core.text import strings_in
 from app.models import Prediction, PredictionFile, System
 
 NUL = "\x00"
@@ -80,19 +81,7 @@ def unstorable_field(data: Any, field: str = "") -> tuple[str, str] | None:
 
 
 def _unstorable(value: Any) -> str | None:
-    pending = [value]
-    while pending:  # a loop: the value may nest as deeply as json allows
-        item = pending.pop()
-        if isinstance(item, str):
-            problem = text_problem(item)
-            if problem:
-                return problem
-        elif isinstance(item, dict):
-            pending.extend(item.keys())
-            pending.extend(item.values())
-        elif isinstance(item, list):
-            pending.extend(item)
-    return None
+    return next(filter(None, map(text_problem, strings_in(value))), None)
 
 
 def system_name_problem(name: str) -> str | None:

@@ -13,13 +13,23 @@ from datetime import datetime, timezone
 from sqlalchemy import Float, and_, bindparam, case, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
+from app.extensions import db
+from app.models import (
+    AnnotationRound,
+    Answer,
+    QuestionView,
+    Score,
+    ScoreRevision,
+    Study,
+    StudyAnswer,
+    StudyAssignment,
+)
+from app.models.base import utcnow
+from app.models.ids import MAX_DB_ID
 from app.services.data_versions import note_written
 from app.services.input_rules import text_problem
 from app.services.sqlite_writer import one_writer
-from app.extensions import db
-from app.models import AnnotationRound, Answer, QuestionView, Score, ScoreRevision, Study, StudyAnswer, StudyAssignment
-from app.models.base import utcnow
-from app.models.ids import MAX_DB_ID
+from app.services.studies.membership import SHOWN
 
 SCORE_VALUES = (1, 2, 3, 4, 5)
 MAX_COMMENT = 4000
@@ -159,7 +169,7 @@ _SHOWN_ANSWER = (
     .join(StudyAnswer, StudyAnswer.answer_id == Answer.id)
     .outerjoin(Score, and_(Score.answer_id == Answer.id, Score.round_id == bindparam("round_id")))
     .where(StudyAnswer.id == bindparam("slot_id"), StudyAnswer.study_id == bindparam("study_id"),
-           StudyAnswer.excluded.is_(False))
+           SHOWN)
 )
 _CURRENT = select(Score.id, Score.value, Score.comment).where(
     Score.round_id == bindparam("round_id"), Score.answer_id == bindparam("answer_id")
@@ -293,7 +303,7 @@ def _progress_statement():
         )
         .select_from(StudyAnswer)
         .outerjoin(Score, and_(Score.answer_id == StudyAnswer.answer_id, Score.round_id == bindparam("round_id")))
-        .where(StudyAnswer.study_id == bindparam("study_id"), StudyAnswer.excluded.is_(False), assigned)
+        .where(StudyAnswer.study_id == bindparam("study_id"), SHOWN, assigned)
     )
 
 
@@ -364,7 +374,7 @@ def frequencies(study_id: int, round_id: int) -> dict[int, int]:
     stmt = (
         select(Score.value, func.count(Score.id))
         .join(StudyAnswer, and_(StudyAnswer.answer_id == Score.answer_id, StudyAnswer.study_id == study_id,
-                                StudyAnswer.excluded.is_(False)))
+                                SHOWN))
         .where(Score.round_id == round_id)
         .group_by(Score.value)
     )

@@ -11,10 +11,20 @@ from dataclasses import dataclass
 
 from sqlalchemy import func, select
 
-from app.extensions import db
-from app.models.corpus import LONG_ANSWER_HELD
-from app.models import AnnotationRound, Answer, Prediction, Score, StudyAnswer, StudyQuestion, StudySystem, System
 from app.core.text import sha256_text, word_count
+from app.extensions import db
+from app.models import (
+    AnnotationRound,
+    Answer,
+    Prediction,
+    Score,
+    StudyAnswer,
+    StudyQuestion,
+    StudySystem,
+    System,
+)
+from app.models.corpus import LONG_ANSWER_HELD
+from app.services.studies.membership import SHOWN
 
 
 def snapshot(prediction: Prediction) -> Answer:
@@ -122,7 +132,7 @@ def outdated(study_id: int) -> list[Outdated]:
         .join(Answer, Answer.id == StudyAnswer.answer_id)
         .join(Prediction, Prediction.id == Answer.prediction_id)
         .join(System, System.id == StudyAnswer.system_id)
-        .where(StudyAnswer.study_id == study_id, StudyAnswer.excluded.is_(False),
+        .where(StudyAnswer.study_id == study_id, SHOWN,
                Prediction.text_sha256 != Answer.sha256, Prediction.long_answer != LONG_ANSWER_HELD)
     ).all()
     by_system: dict[int, tuple[str, list[int]]] = {}

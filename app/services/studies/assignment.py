@@ -13,7 +13,16 @@ from collections import defaultdict
 from sqlalchemy import delete, func, select
 
 from app.extensions import db
-from app.models import AnnotationRound, Answer, Score, Study, StudyAnnotator, StudyAnswer, StudyAssignment, User
+from app.models import (
+    AnnotationRound,
+    Answer,
+    Score,
+    Study,
+    StudyAnnotator,
+    StudyAnswer,
+    StudyAssignment,
+    User,
+)
 from app.services.studies.membership import SHOWN
 
 

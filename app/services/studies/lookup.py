@@ -6,7 +6,16 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 
 from app.extensions import db
-from app.models import AnnotationRound, Score, Study, StudyAnnotator, StudyAnswer, StudyQuestion, StudySystem, User
+from app.models import (
+    AnnotationRound,
+    Score,
+    Study,
+    StudyAnnotator,
+    StudyAnswer,
+    StudyQuestion,
+    StudySystem,
+    User,
+)
 from app.models.ids import is_db_id
 from app.services.studies.membership import SHOWN
 

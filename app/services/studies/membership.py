@@ -10,7 +10,15 @@ from __future__ import annotations
 from sqlalchemy import ColumnElement, Select, and_, func, select
 
 from app.extensions import db
-from app.models import AnnotationRound, Answer, Document, Question, Score, StudyAnswer, System
+from app.models import (
+    AnnotationRound,
+    Answer,
+    Document,
+    Question,
+    Score,
+    StudyAnswer,
+    System,
+)
 
 SHOWN: ColumnElement[bool] = StudyAnswer.excluded.is_(False)
 

@@ -12,10 +12,19 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import delete, select
 
-from app.extensions import db
 from app.core.metrics.similarity import NEAR_IDENTICAL_F1, repeats
-from app.models import Answer, Reference, Study, StudyAnswer, StudyHiddenReference, StudySystem, System
+from app.extensions import db
+from app.models import (
+    Answer,
+    Reference,
+    Study,
+    StudyAnswer,
+    StudyHiddenReference,
+    StudySystem,
+    System,
+)
 from app.models.corpus import REFERENCE_LABELS
+from app.services.studies.membership import SHOWN
 
 
 @dataclass(frozen=True)
@@ -51,7 +60,7 @@ def detect(study: Study, *, include_excluded: bool = True) -> Detection:
         .order_by(StudyAnswer.question_id, System.name)
     )
     if not include_excluded:
-        stmt = stmt.where(StudyAnswer.excluded.is_(False))
+        stmt = stmt.where(SHOWN)
     answers: dict[int, list[tuple[int, str, str]]] = defaultdict(list)
     for question_id, system_id, name, text in db.session.execute(stmt):
         answers[question_id].append((system_id, name, text))

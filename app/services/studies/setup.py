@@ -8,15 +8,22 @@ from sqlalchemy import delete, func, select
 
 from app.extensions import db
 from app.models import (
-    Prediction, Question, Study, StudyAnnotator, StudyAnswer, StudyQuestion, StudySystem, System,
+    Prediction,
+    Question,
+    Study,
+    StudyAnnotator,
+    StudyAnswer,
+    StudyQuestion,
+    StudySystem,
+    System,
     User,
 )
 from app.models.corpus import REFERENCE_KINDS
 from app.models.studies import REFERENCE_POLICIES, STUDY_STATUSES
-from app.services.studies import assignment, references
 from app.services import question_sets as sets
 from app.services.input_rules import column_length, text_problem
 from app.services.question_sets import subset_questions  # noqa: F401  (re-exported: callers create the demo study with it)
+from app.services.studies import assignment, references
 from app.services.studies.answers import pin_latest
 
 NAME_MAX = column_length(Study.name)
