@@ -38,8 +38,8 @@ def create_app(config: dict | None = None, *, web: bool = True) -> Flask:
 
     from app import models  # noqa: F401  (the tables)
     from app.services.data_versions import track_changes
+    from app.services.jobs.queue import install_queue
     from app.services.jobs.registry import register_job_kinds
-    from app.services.jobs.worker import make_huey
 
     track_changes()
     # Every job kind, by import path: a worker imports a handler the first time it runs one.
@@ -49,7 +49,7 @@ def create_app(config: dict | None = None, *, web: bool = True) -> Flask:
         "generate": "app.services.generation.runs:generate_job",
         "rater": "app.services.rater.job:rater_job",
     })
-    make_huey(app)
+    install_queue(app)
 
     from app.cli import register_cli
 

@@ -1,8 +1,7 @@
-"""Flask extensions, created unbound and bound in create_app."""
-from flask_login import LoginManager
+"""Flask extensions every command needs, created unbound and bound in create_app (the pages' own are in
+app/web/extensions.py, so that commands start without them)."""
 from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
-from flask_wtf import CSRFProtect
 from sqlalchemy import MetaData
 from sqlalchemy.orm import DeclarativeBase
 
@@ -22,5 +21,3 @@ class Base(DeclarativeBase):
 
 db = SQLAlchemy(model_class=Base)
 migrate = Migrate()
-login_manager = LoginManager()
-csrf = CSRFProtect()

@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -183,3 +185,32 @@ def test_the_cycle_check_finds_a_planted_cycle(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "APP", package)
     with pytest.raises(AssertionError, match="import cycles"):
         test_app_has_no_import_cycle()
+
+
+def test_every_command_is_found_in_the_module_that_defines_it():
+    """The lazy command table names each command's module; a command missing from it would never load."""
+    import importlib
+
+    from app.cli import COMMAND_MODULES
+
+    defined = {}
+    for module_name in sorted(set(COMMAND_MODULES.values())):
+        for command in importlib.import_module(f"app.cli.{module_name}").COMMANDS:
+            defined[command.name] = module_name
+    files = {p.stem for p in (APP / "cli").glob("*.py")} - {"__init__", "database", "processes", "wsgi"}
+    assert defined == COMMAND_MODULES
+    assert files <= set(COMMAND_MODULES.values()), f"command modules not in the table: {files - set(COMMAND_MODULES.values())}"
+
+
+def test_a_quick_command_loads_no_queue_driver_and_no_pages(tmp_path):
+    """`summary` starts on the models alone: no huey, no database driver for the queue, no sign-in or forms."""
+    code = ("import sys, run; run._command[:] = ['summary']; "
+            "run.cli.main(['summary', '--json'], standalone_mode=False); "
+            "heavy = [m for m in ('huey', 'psycopg', 'flask_login', 'flask_wtf', 'openai', 'numpy', 'scipy', "
+            "'tiktoken', 'jieba', 'app.services.importers', 'app.web') if m in sys.modules]; print(heavy)")
+    env = {**os.environ, "LEVAL_INSTANCE": str(tmp_path / "instance")}
+    env.pop("LEVAL_DATABASE_URL", None)
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"

@@ -9,13 +9,12 @@ import click
 from flask import current_app
 from flask.cli import with_appcontext
 
-from app.services import demo, summary
-from app.services.download import DownloadError, download_human_eval
-from app.core.metrics.files import FileFormatError
-from app.services.importers import ImportReport, import_path
-from app.core.metrics.files import describe
-from app.services.importers.runner import find_files
 from app.cli.database import upgrade_database
+from app.core.metrics.files import FileFormatError, describe
+from app.services import demo
+from app.services.download import DownloadError, download_human_eval
+from app.services.importers import ImportReport, import_path
+from app.services.importers.runner import find_files
 
 PROGRESS_MIN_BYTES = 4 * 1024 * 1024
 
@@ -107,18 +106,4 @@ def load_demo() -> None:
         sys.exit(1)
 
 
-@click.command("summary")
-@with_appcontext
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def summary_command(as_json: bool) -> None:
-    """Print row counts."""
-    upgrade_database()
-    data = summary.counts()
-    if as_json:
-        click.echo(json.dumps(data))
-    else:
-        for key, value in data.items():
-            click.echo(f"{key:12} {value}")
-
-
-COMMANDS = [import_leval, load_demo, summary_command]
+COMMANDS = [import_leval, load_demo]

@@ -8,6 +8,9 @@ from pathlib import Path
 import click
 from flask.cli import with_appcontext
 
+from app.cli.database import upgrade_database
+from app.cli.studies import command_study
+from app.core.metrics.files import describe
 from app.services.exports import (
     FORMATS,
     IMPORT_FORMATS,
@@ -16,14 +19,11 @@ from app.services.exports import (
     annotators_with_scores,
     export_text,
     import_annotations,
-    leval_left_out,
     left_out_note,
+    leval_left_out,
     record_count,
     write_leval_folder,
 )
-from app.core.metrics.files import describe
-from app.cli.database import upgrade_database
-from app.cli.studies import command_study
 
 
 @click.command("export")

@@ -7,13 +7,18 @@ import click
 from flask.cli import with_appcontext
 from sqlalchemy import select
 
+from app.cli.database import upgrade_database
 from app.extensions import db
 from app.models import GenerationRun
 from app.services.generation import runs, store
 from app.services.generation.prompt_versions import PromptError, by_version
-from app.services.generation.spec import GenerationError, RunSpec, default_system_name, prepare
+from app.services.generation.spec import (
+    GenerationError,
+    RunSpec,
+    default_system_name,
+    prepare,
+)
 from app.services.llm import endpoints
-from app.cli.database import upgrade_database
 
 # Spec fields that do not change the answers: a run may be resumed with other values.
 _NOT_CONTENT = ("concurrency", "budget_usd")

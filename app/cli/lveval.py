@@ -9,7 +9,12 @@ from pathlib import Path
 import click
 from flask.cli import with_appcontext
 
-from app.core.metrics.files import FileFormatError, LVEVAL_LEVELS, describe, is_lveval_file_name
+from app.core.metrics.files import (
+    LVEVAL_LEVELS,
+    FileFormatError,
+    describe,
+    is_lveval_file_name,
+)
 
 
 def lveval_groups(files: list[Path]) -> dict[Path, list[Path]]:
@@ -74,8 +79,8 @@ def import_lveval(path: Path, system_name: str, replace: bool, as_json: bool) ->
 
     Each model folder is imported whole or not at all; errors name the file, line and field.
     """
-    from app.services.lveval import import_models
     from app.cli.database import upgrade_database
+    from app.services.lveval import import_models
 
     upgrade_database()
     report = import_models(path, system=system_name or None, replace=replace)

@@ -8,10 +8,10 @@ from pathlib import Path
 import click
 from flask.cli import with_appcontext
 
+from app.cli.lveval import lveval_tables, print_lveval
 from app.core.metrics import METRIC_KEYS, PROFILES, evaluate_file
 from app.core.metrics.evaluate import EVALUATIONS
 from app.core.metrics.selection import SCOPE_ANALYSIS, SCOPE_COUNTED
-from app.cli.lveval import lveval_tables, print_lveval
 
 PROFILE_CHOICES = click.Choice(list(PROFILES))
 
@@ -113,10 +113,10 @@ def score_metrics(system_names: tuple[str, ...], profile: str | None) -> None:
     """Compute metrics for stored predictions now, without the job queue."""
     from sqlalchemy import select
 
+    from app.cli.database import upgrade_database
     from app.extensions import db
     from app.models import System
     from app.services.metrics import score_system
-    from app.cli.database import upgrade_database
 
     upgrade_database()
     stmt = select(System).order_by(System.name)

@@ -4,14 +4,14 @@ from __future__ import annotations
 import os
 
 import click
-from flask.cli import with_appcontext
 from flask import Flask, current_app
+from flask.cli import with_appcontext
 
+from app.cli.database import open_database, startup_lock
+from app.cli.processes import serve_inherited, serve_processes
 from app.services import demo
 from app.services.accounts import ensure_admin
 from app.services.jobs.worker import run_worker, start_workers
-from app.cli.database import open_database, startup_lock
-from app.cli.processes import serve_inherited, serve_processes
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 5000

@@ -7,15 +7,15 @@ import click
 from flask.cli import with_appcontext
 from sqlalchemy import select
 
+from app.cli.database import upgrade_database
 from app.extensions import db
 from app.models import PredictionFile, Study, System, User
 from app.models.ids import MAX_DB_ID
 from app.services import deletion
+from app.services.annotation.oversight import study_overview
 from app.services.studies import setup
 from app.services.studies.answers import pin_latest
 from app.services.studies.lookup import NoStudy, find_study, require_study, study_rows
-from app.services.annotation.oversight import study_overview
-from app.cli.database import upgrade_database
 
 
 def command_study(reference: str | None) -> Study:

@@ -6,9 +6,15 @@ import sys
 import click
 from flask.cli import with_appcontext
 
-from app.models.users import ROLES
-from app.services.accounts import AccountError, create_user, find_user, list_users, reset_password
 from app.cli.database import upgrade_database
+from app.models.users import ROLES
+from app.services.accounts import (
+    AccountError,
+    create_user,
+    find_user,
+    list_users,
+    reset_password,
+)
 
 
 @click.command("create-user")

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from flask_login import UserMixin
 from sqlalchemy import Boolean, CheckConstraint, DateTime, Float, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 from werkzeug.security import check_password_hash, generate_password_hash
@@ -17,7 +16,7 @@ STAFF_ROLES = ("admin", "researcher")
 PASSWORD_METHOD = "scrypt"
 
 
-class User(UserMixin, db.Model):
+class User(db.Model):
     __tablename__ = "users"
     __table_args__ = (CheckConstraint("role IN ('admin','researcher','annotator')", name="role"),)
 
@@ -45,9 +44,22 @@ class User(UserMixin, db.Model):
     def check_password(self, password: str) -> bool:
         return check_password_hash(self.password_hash, password)
 
+    # What Flask-Login asks of a user (its UserMixin, written here so that commands start without the
+    # sign-in machinery): a stored account is signed in, never anonymous, active unless deactivated.
+    is_authenticated = True
+    is_anonymous = False
+
     @property
     def is_active(self) -> bool:  # Flask-Login refuses inactive accounts.
         return bool(self.active)
+
+    def __eq__(self, other: object) -> bool:  # as UserMixin: the same account and session version
+        return isinstance(other, User) and self.get_id() == other.get_id()
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = object.__hash__
 
     @property
     def is_staff(self) -> bool:

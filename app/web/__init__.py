@@ -4,7 +4,7 @@ from __future__ import annotations
 from flask import Flask, request
 
 from app.core.version import __version__
-from app.extensions import csrf, login_manager
+from app.web.extensions import csrf, login_manager
 
 
 def register_web(app: Flask) -> None:

@@ -6,7 +6,8 @@ from functools import wraps
 from flask import Flask, abort, jsonify, redirect, request, url_for
 from flask_login import current_user
 
-from app.extensions import db, login_manager
+from app.extensions import db
+from app.web.extensions import login_manager
 from app.models import User
 from app.models.ids import is_db_id
 from app.web.errors import is_api_request

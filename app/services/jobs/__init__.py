@@ -11,7 +11,12 @@ from app.services.jobs.lifecycle import (
     resume_job,
     submit_job,
 )
-from app.services.jobs.registry import JobCancelled, JobContext, handler_for, register_job_kinds
+from app.services.jobs.registry import (
+    JobCancelled,
+    JobContext,
+    handler_for,
+    register_job_kinds,
+)
 
 __all__ = [
     "DuplicateJob", "JobCancelled", "JobContext", "cancel_job", "handler_for", "job_as_dict",

@@ -60,7 +60,7 @@ def enqueue(job_id: int) -> None:
 
 
 def _enqueue(job_id: int) -> None:
-    # The worker module installs the queue on the app; reaching it here keeps this module free of huey.
+    # The app holds the queue (services.jobs.queue); reaching it here keeps this module free of huey.
     current_app.extensions["job_queue"](job_id)
 
 

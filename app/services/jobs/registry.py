@@ -6,7 +6,6 @@ import time
 from typing import Callable
 
 from flask import Flask, current_app
-
 from sqlalchemy import select, update
 
 from app.extensions import db

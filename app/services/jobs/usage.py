@@ -11,8 +11,8 @@ from typing import Any
 
 from sqlalchemy import update
 
-from app.extensions import db
 from app.core.llm.batch import Call, Reply, Reservation
+from app.extensions import db
 from app.models import Job
 
 # Cumulative over a job's attempts. reserved_*: calls counted at their reservation because their

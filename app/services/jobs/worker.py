@@ -21,6 +21,18 @@ log = logging.getLogger("leval.jobs")
 HEARTBEAT_SECONDS = 5.0
 
 
+_QUEUE_LOCK = threading.Lock()
+
+
+def queue_of(app: Flask):
+    """The app's huey instance, made on first use: commands that queue nothing never import a driver for it."""
+    huey = app.extensions.get("huey")
+    if huey is None:
+        with _QUEUE_LOCK:
+            huey = app.extensions.get("huey") or make_huey(app)
+    return huey
+
+
 def make_huey(app: Flask):
     """Create the app's huey instance and register the job task on it."""
     url = app.config.get("LEVAL_QUEUE_URL") or ""
@@ -134,5 +146,5 @@ def run_worker(app: Flask, workers: int) -> None:
 
 
 def _consumer(app: Flask, kind: type[PacedConsumer], **options) -> PacedConsumer:
-    return kind(app.extensions["huey"], recovery_seconds=app.config["LEVAL_RECOVERY_SECONDS"],
+    return kind(queue_of(app), recovery_seconds=app.config["LEVAL_RECOVERY_SECONDS"],
                 worker_type="thread", periodic=True, initial_delay=0.05, max_delay=1.0, **options)
