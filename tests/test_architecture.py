@@ -13,7 +13,8 @@ pytestmark = pytest.mark.database_free  # a pure core: the PostgreSQL pass leave
 
 APP = REPO_ROOT / "app"
 # Pure cores: importable and testable without Flask, SQLAlchemy or the app's database layer.
-PURE = ("app/metrics", "app/judge", "app/stats", "app/charts", "app/llm", "app/text.py", "app/version.py")
+PURE = ("app/metrics", "app/judge", "app/stats", "app/charts", "app/llm", "app/text.py", "app/version.py",
+        "app/core/quotes.py")
 FORBIDDEN = ("flask", "flask_sqlalchemy", "flask_login", "flask_wtf", "flask_migrate", "sqlalchemy", "werkzeug",
              "app.models", "app.extensions", "app.services", "app.security")
 

@@ -236,8 +236,10 @@ class DocumentIndex:
         if score < CLOSE_ENOUGH or shared * 2 < len(words):
             return (f"no passage in the document is close to it (the nearest, at {span_text(start, end)}, "
                     f"shares {shared} of its {len(words)} words)")
+        # A change inside the quote tells more than one at its ends, where the passage's bounds are a guess.
+        inner_first = sorted(blocks, key=lambda b: b[0] == 0 or b[1] == len(words))
         changes = [(shown(quote, quote_words, q0, q1), shown(self.text, self.loose, p0, p1))
-                   for q0, q1, p0, p1 in blocks]
+                   for q0, q1, p0, p1 in inner_first]
         return f"nearest passage at {span_text(start, end)} differs in {describe(changes)}"
 
     def _stitched(self, words: list[str]) -> str | None:
@@ -250,6 +252,9 @@ class DocumentIndex:
             return None
         head_at = self._find_words(words[:head])
         tail_at = self._find_words(words[-tail:])
+        near_head = self.loose.words[head_at:head_at + len(words) + SLACK_WORDS]
+        if any(near_head[i:i + tail] == words[-tail:] for i in range(len(near_head))):
+            return None  # both parts in one place: a word left out or added there, which the nearest passage shows
         first = span_text(*self.loose.span(head_at, head_at + head))
         second = span_text(*self.loose.span(tail_at, tail_at + tail))
         return f"stitched from two places: its start is at {first}, its end at {second}"
