@@ -34,6 +34,7 @@ TYPOGRAPHIC = str.maketrans({
 CHANGEABLE = re.compile(r"\s\s+|[^\S ]\s*|[^\s][\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+"
                         r"|[^\x00-\x7f]")
 # Words of the looser form: numbers keep their inner punctuation (1.5 is not 15), else runs of letters/digits.
+NUMBER_SEPARATORS = ".,:/"
 WORD = re.compile(r"\d+(?:[.,:/]\d+)+|[^\W_]+")
 NEGATIONS = frozenset({"not", "no", "never", "none", "nor", "cannot", "without", "nothing", "nobody",
                        "neither", "t"})  # "t": what is left of n't once punctuation is dropped
@@ -149,11 +150,21 @@ def words_of(normalised: Normalised) -> Words:
     return Words(Normalised("".join(parts), starts, ends), words, word_starts)
 
 
+def continues(text: str, left: int, right: int) -> bool:
+    """Does the word or number at text[left] go on into text[right]? (1.5, 1,000 and 10:30 are one number.)"""
+    if left < 0 or right >= len(text):
+        return False
+    a, b = text[left], text[right]
+    if a.isalnum() and b.isalnum():
+        return True
+    separator_after = a in NUMBER_SEPARATORS and left > 0 and text[left - 1].isdigit() and b.isdigit()
+    separator_next = b in NUMBER_SEPARATORS and right + 1 < len(text) and a.isdigit() and text[right + 1].isdigit()
+    return separator_after or separator_next
+
+
 def at_word_boundaries(text: str, start: int, end: int) -> bool:
-    """A match must not begin or end inside a word: "not" is not in "nothing", "199" not in "1997"."""
-    before = start > 0 and text[start - 1].isalnum() and text[start].isalnum()
-    after = end < len(text) and text[end].isalnum() and text[end - 1].isalnum()
-    return not (before or after)
+    """A match must not begin or end inside a word or number: "not" is not in "nothing", nor 5 in 1.5 or 1997."""
+    return not (continues(text, start - 1, start) or continues(text, end - 1, end))
 
 
 def span_text(start: int, end: int) -> str:

@@ -88,6 +88,9 @@ def test_changed_content_is_unsupported(quote, difference):
 def test_a_number_is_never_matched_inside_a_longer_one_nor_a_word_inside_another():
     index = DocumentIndex("It cost 1.5 million in 19978; nothing was left.")
     assert index.verify("cost 15 million").status == UNSUPPORTED
+    assert index.verify("5 million").status == UNSUPPORTED and "a number: 5 vs 1.5" in index.verify("5 million").reason
+    assert index.verify("cost 1").status == UNSUPPORTED
+    assert index.verify("1.5 million").status == EXACT
     assert index.verify("in 1997").status == UNSUPPORTED
     assert index.verify("not").status == UNSUPPORTED
 
