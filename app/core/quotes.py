@@ -115,7 +115,7 @@ class Words:
 
     normalised: Normalised
     words: list[str]
-    starts: list[int]  # each word's first character in loose.text
+    starts: list[int]  # each word's first character in normalised.text
 
     def span(self, first: int, stop: int) -> tuple[int, int]:
         """The original text's offsets of words first..stop-1."""
@@ -123,6 +123,7 @@ class Words:
 
 
 def words_of(normalised: Normalised) -> Words:
+    """Lower-case the words of a normalised text, drop what lies between them, and keep the offset map."""
     parts: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
