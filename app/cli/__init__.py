@@ -22,6 +22,7 @@ COMMAND_MODULES = {
     "serve": "serve", "worker": "serve",
     "study": "studies", "delete-system": "studies", "delete-upload": "studies", "delete-demo": "studies",
     "create-user": "users", "reset-password": "users", "users": "users",
+    "verify-quotes": "quotes",
 }
 
 

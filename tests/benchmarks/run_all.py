@@ -28,6 +28,7 @@ BENCHMARKS = {
     "start": ("bench_start",),
     "lveval": ("bench_lveval",),
     "uploads": ("bench_upload_memory",),
+    "quotes": ("bench_quotes",),
 }
 
 
