@@ -185,7 +185,7 @@ def test_a_value_the_database_refuses_is_a_400_that_says_nothing_was_saved(demo,
     """The net behind the input rules: PostgreSQL's DataError (too long, NUL) is a 400, never a 500."""
     from sqlalchemy.exc import DataError
 
-    from app.web.predictions_pkg import views
+    from app.web import predictions as views
 
     def refused(*args, **kwargs):
         raise DataError("UPDATE predictions …", {}, Exception("value too long for type character varying(10)"))
