@@ -466,12 +466,14 @@ def test_a_row_stored_meanwhile_by_another_job_is_updated_not_duplicated(judge_a
         cache.record(result(None, "a failed call"))
         db.session.commit()
         # The other job's row is invisible to the first lookup, as in a race between two workers.
-        real_row, hidden = DBJudgeCache._row, [True]
+        from app.services.llm import call_cache
 
-        def racing_lookup(key):
-            return None if hidden and hidden.pop() else real_row(key)
+        real_row, hidden = call_cache.row_of, [True]
 
-        monkeypatch.setattr(DBJudgeCache, "_row", staticmethod(racing_lookup))
+        def racing_lookup(model, key):
+            return None if hidden and hidden.pop() else real_row(model, key)
+
+        monkeypatch.setattr(call_cache, "row_of", racing_lookup)
         cache.put("k" * 64, result("A"))
         db.session.commit()
         assert not hidden, "the racing lookup was not used"

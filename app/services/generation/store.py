@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from sqlalchemy import delete, select
-from sqlalchemy.exc import IntegrityError
 
 from app.core.generation import predfile
 from app.core.llm.batch import Reply
@@ -18,21 +17,14 @@ from app.models import (
     System,
 )
 from app.services.input_rules import long_answer_flag
+from app.services.llm import call_cache
 from app.services.question_sets import select_questions, task_of
 from app.services.studies.answers import snapshot
-
-CACHE_CHUNK = 500
 
 
 def cached_replies(keys: list[str]) -> dict[str, GenerationCall]:
     """Return the stored calls among `keys`."""
-    found: dict[str, GenerationCall] = {}
-    unique = sorted(set(keys))
-    for i in range(0, len(unique), CACHE_CHUNK):
-        chunk = unique[i:i + CACHE_CHUNK]
-        for row in db.session.scalars(select(GenerationCall).where(GenerationCall.cache_key.in_(chunk))):
-            found[row.cache_key] = row
-    return found
+    return call_cache.rows_by_key(GenerationCall, keys)
 
 
 def store_call(key: str, model: str, endpoint: str, reply: Reply, run_id: int | None) -> GenerationCall:
@@ -40,13 +32,7 @@ def store_call(key: str, model: str, endpoint: str, reply: Reply, run_id: int | 
     row = GenerationCall(cache_key=key, model=model, reported_model=reply.model[:200], endpoint=endpoint[:300],
                          reply=reply.text, finish_reason=reply.finish_reason, prompt_tokens=reply.prompt_tokens,
                          completion_tokens=reply.completion_tokens, latency_ms=reply.latency_ms, run_id=run_id)
-    db.session.add(row)
-    try:
-        db.session.commit()
-    except IntegrityError:  # stored meanwhile by another run with the same content
-        db.session.rollback()
-        row = db.session.scalars(select(GenerationCall).where(GenerationCall.cache_key == key)).one()
-    return row
+    return call_cache.insert_once(GenerationCall, row)
 
 
 class SystemConflict(ValueError):

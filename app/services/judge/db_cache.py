@@ -9,14 +9,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 
 from app.core.judge import JudgmentResult
 from app.extensions import db
 from app.models import LLMJudgment
 from app.services.judge.pairs import JudgePair
-
-IN_CHUNK = 500  # keys per IN (...) query, well under every database's parameter limit
+from app.services.llm import call_cache
 
 
 def result_from_row(row: LLMJudgment) -> JudgmentResult:
@@ -31,13 +29,7 @@ def result_from_row(row: LLMJudgment) -> JudgmentResult:
 
 def rows_by_key(keys: Iterable[str]) -> dict[str, LLMJudgment]:
     """Return the stored judgments for these cache keys."""
-    keys = list(dict.fromkeys(keys))
-    found: dict[str, LLMJudgment] = {}
-    for start in range(0, len(keys), IN_CHUNK):
-        chunk = keys[start:start + IN_CHUNK]
-        for row in db.session.scalars(select(LLMJudgment).where(LLMJudgment.cache_key.in_(chunk))):
-            found[row.cache_key] = row
-    return found
+    return call_cache.rows_by_key(LLMJudgment, keys)
 
 
 @dataclass
@@ -73,24 +65,8 @@ class DBJudgeCache:
 
     def record(self, result: JudgmentResult) -> None:
         """Insert or update the row for the result's cache key; never replace a verdict by an error."""
-        row = self._row(result.cache_key)
-        if row is None:
-            row = self._new_row(result)
-            _fill(row, result, self.job_id)
-            try:
-                with db.session.begin_nested():
-                    db.session.add(row)
-                return
-            except IntegrityError:  # another job stored the same content a moment ago
-                row = self._row(result.cache_key)
-        if row.verdict is not None and not result.ok:
-            return
-        _fill(row, result, self.job_id)
-        db.session.flush()
-
-    @staticmethod
-    def _row(key: str) -> LLMJudgment | None:
-        return db.session.scalars(select(LLMJudgment).where(LLMJudgment.cache_key == key)).first()
+        call_cache.record(LLMJudgment, result.cache_key, ok=result.ok, new_row=lambda: self._new_row(result),
+                          fill=lambda row: _fill(row, result, self.job_id), succeeded=lambda row: row.verdict is not None)
 
     def _new_row(self, result: JudgmentResult) -> LLMJudgment:
         pair = self.pairs.get(result.pair_id)

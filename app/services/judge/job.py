@@ -41,6 +41,7 @@ from app.services.judge.pairs import (
 from app.services.judge.prompt_versions import as_template, get_prompt
 from app.services.judge.reports import JOB_KIND, RunSpec
 from app.services.judge.settings import JudgeSettings, check_concurrency, load_settings
+from app.services.llm import call_cache
 from app.services.llm.endpoints import SettingsError
 from app.services.llm.prices import require_price
 
@@ -171,16 +172,7 @@ def execute(run: PreparedRun, *, concurrency: int, budget_usd: float | None, job
             cancel: threading.Event | None = None, ledger: JobUsageLedger | None = None) -> RunSummary:
     """Judge a prepared run through the API with the DB cache; every call's row is committed as it lands."""
     cache = run.cache(job_id)
-    done = 0
-
-    def on_result(result: JudgmentResult) -> None:
-        nonlocal done
-        if not result.ok:
-            cache.record(result)
-        done += 1
-        if on_progress is not None:
-            on_progress(done, result)
-        db.session.commit()
+    on_result = call_cache.commit_each(cache.record, on_progress)
 
     return run_judgments(
         run.settings.client(), [pair.item for pair in run.pairs], model=run.spec.judge_model,

@@ -5,23 +5,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 
 from app.core.rater import RatingResult
 from app.extensions import db
 from app.models import LLMRating
-
-IN_CHUNK = 500
+from app.services.llm import call_cache
 
 
 def rows_by_key(keys: Iterable[str]) -> dict[str, LLMRating]:
-    keys = list(dict.fromkeys(keys))
-    found: dict[str, LLMRating] = {}
-    for start in range(0, len(keys), IN_CHUNK):
-        chunk = keys[start:start + IN_CHUNK]
-        for row in db.session.scalars(select(LLMRating).where(LLMRating.cache_key.in_(chunk))):
-            found[row.cache_key] = row
-    return found
+    return call_cache.rows_by_key(LLMRating, keys)
 
 
 @dataclass
@@ -46,21 +38,11 @@ class DBRatingCache:
 
     def record(self, result: RatingResult) -> None:
         """Insert or update the row of the result's key; never replace a rating by an error."""
-        row = db.session.scalars(select(LLMRating).where(LLMRating.cache_key == result.cache_key)).first()
-        if row is None:
-            row = LLMRating(cache_key=result.cache_key, rater_model=self.rater_model, prompt_id=self.prompt_id,
-                            temperature=float(self.temperature))
-            _fill(row, result, self.job_id)
-            try:
-                with db.session.begin_nested():
-                    db.session.add(row)
-                return
-            except IntegrityError:
-                row = db.session.scalars(select(LLMRating).where(LLMRating.cache_key == result.cache_key)).first()
-        if row.score is not None and not result.ok:
-            return
-        _fill(row, result, self.job_id)
-        db.session.flush()
+        call_cache.record(
+            LLMRating, result.cache_key, ok=result.ok,
+            new_row=lambda: LLMRating(cache_key=result.cache_key, rater_model=self.rater_model,
+                                      prompt_id=self.prompt_id, temperature=float(self.temperature)),
+            fill=lambda row: _fill(row, result, self.job_id), succeeded=lambda row: row.score is not None)
 
 
 def _fill(row: LLMRating, result: RatingResult, job_id: int | None) -> None:

@@ -27,6 +27,7 @@ from app.extensions import db
 from app.models import Job, RaterPrompt, Study
 from app.services.jobs import JobCancelled, JobContext, submit_job
 from app.services.judge.settings import JudgeSettings, check_concurrency, load_settings
+from app.services.llm import call_cache
 from app.services.llm.endpoints import SettingsError
 from app.services.llm.prices import require_price
 from app.services.rater.db_cache import DBRatingCache
@@ -146,16 +147,7 @@ def execute(run: PreparedRating, *, concurrency: int, budget_usd: float | None, 
             on_progress=None, cancel: threading.Event | None = None) -> RatingSummary:
     """Rate a prepared run with the DB cache; every call's row is committed as it lands."""
     cache = run.cache(job_id)
-    done = 0
-
-    def on_result(result: RatingResult) -> None:
-        nonlocal done
-        if not result.ok:
-            cache.record(result)
-        done += 1
-        if on_progress is not None:
-            on_progress(done, result)
-        db.session.commit()
+    on_result = call_cache.commit_each(cache.record, on_progress)
 
     return run_ratings(run.settings.client(), [item.item for item in run.items], model=run.spec.rater_model,
                        template=run.template, rubric=RUBRIC, cache=cache, temperature=run.spec.temperature,
