@@ -11,15 +11,19 @@ from dataclasses import dataclass
 
 from sqlalchemy import func, select, update
 
-from app.extensions import db
 from app.core.generation import authoring as core
+from app.core.text import match_key, segment_text, sha256_text, word_count
+from app.extensions import db
 from app.models import AuthoredPair, Document, Prediction, Question, User
 from app.models.base import utcnow
 from app.models.generation import AUTHORED, IMPORTED
-from app.core.text import match_key, sha256_text, word_count
-from app.core.text import segment_text
 from app.services.importers.documents import title_for_new_document
-from app.services.input_rules import NUL, text_problem, unstorable_field, upload_name_problem
+from app.services.input_rules import (
+    NUL,
+    text_problem,
+    unstorable_field,
+    upload_name_problem,
+)
 
 PairError = core.PairError
 

@@ -17,7 +17,15 @@ from sqlalchemy import delete, func, select
 
 from app.extensions import db
 from app.models import (
-    AnnotationRound, Answer, Document, Prediction, PredictionFile, Question, Score, Study, System,
+    AnnotationRound,
+    Answer,
+    Document,
+    Prediction,
+    PredictionFile,
+    Question,
+    Score,
+    Study,
+    System,
 )
 
 

@@ -27,7 +27,12 @@ def load_demo() -> ImportReport:
 
 def ensure_demo_study() -> Study | None:
     """Create the "Demo" study over the demo's human-evaluation questions and systems, once."""
-    from app.services.studies.setup import StudySpec, answering_systems, create_study, subset_questions
+    from app.services.studies.setup import (
+        StudySpec,
+        answering_systems,
+        create_study,
+        subset_questions,
+    )
 
     existing = db.session.scalars(select(Study).where(Study.is_demo.is_(True))).first()
     if existing is not None:

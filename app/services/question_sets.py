@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from app.extensions import db
 from app.core.metrics.files import OPEN_TASKS
+from app.extensions import db
 from app.models import Document, Question, Study, StudyQuestion
 from app.models.corpus import HUMAN_EVAL, TASKS
 from app.services.authoring import authored_question_ids

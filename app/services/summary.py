@@ -4,7 +4,16 @@ from __future__ import annotations
 from sqlalchemy import func, select
 
 from app.extensions import db
-from app.models import Document, Job, Prediction, Question, Reference, Score, System, User
+from app.models import (
+    Document,
+    Job,
+    Prediction,
+    Question,
+    Reference,
+    Score,
+    System,
+    User,
+)
 
 COUNTED = {
     "documents": Document, "questions": Question, "references": Reference, "systems": System,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from sqlalchemy import select
 
+from app.core.stats.lveval import VARIANT_KINDS
 from app.extensions import db
 from app.models import System
-from app.core.stats.lveval import VARIANT_KINDS
 from app.services.input_rules import text_problem
 
 TOKEN_FIELDS = ("context_window", "input_tokens")

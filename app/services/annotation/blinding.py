@@ -18,8 +18,8 @@ from sqlalchemy.exc import IntegrityError
 
 from app.extensions import db
 from app.models import AnnotationRound, Answer, QuestionView, StudyAnswer
-from app.services.studies.membership import SHOWN
 from app.services.annotation.scoring import answer_label, resolve_in_order
+from app.services.studies.membership import SHOWN
 
 _RANDOM = secrets.SystemRandom()
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from app.extensions import db
 from app.core.text import segment_text
+from app.extensions import db
 from app.models import Document, Question, StudyQuestion
 
 # Bump when the segmentation changes, so browsers drop cached copies (it is part of the ETag).

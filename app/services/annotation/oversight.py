@@ -10,15 +10,25 @@ from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import (
-    AnnotationRound, Answer, Prediction, Question, QuestionView, Score, Study, StudyAnswer, StudyQuestion, StudySystem,
-    System, User,
+    AnnotationRound,
+    Answer,
+    Prediction,
+    Question,
+    QuestionView,
+    Score,
+    Study,
+    StudyAnswer,
+    StudyQuestion,
+    StudySystem,
+    System,
+    User,
 )
 from app.models.corpus import REFERENCE_KINDS, REFERENCE_LABELS
+from app.services.annotation.rounds import OPEN, RoundSummary, rounds_of
 from app.services.studies.answers import Outdated, outdated
 from app.services.studies.assignment import annotator_ids, assigned_questions
-from app.services.studies.references import Detection, detect, hidden_counts
 from app.services.studies.membership import SHOWN, study_scores
-from app.services.annotation.rounds import OPEN, RoundSummary, rounds_of
+from app.services.studies.references import Detection, detect, hidden_counts
 
 
 @dataclass

@@ -8,12 +8,12 @@ from sqlalchemy import select
 from app.extensions import db
 from app.models import AnnotationRound, Document, Question, Reference, Study
 from app.models.corpus import REFERENCE_LABELS
-from app.services.studies.references import hidden_kinds
 from app.services.annotation.blinding import ensure_view, visible_answers
 from app.services.annotation.documents import document_version
 from app.services.annotation.rounds import open_round
 from app.services.annotation.scoring import scores_by_answer
 from app.services.annotation.workload import QuestionSlot, Workload, load_workload
+from app.services.studies.references import hidden_kinds
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,17 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import func
 
-from app.extensions import db
-from app.models import Answer, Document, Question, Score, Study, StudyAnswer, StudyQuestion
 from app.core.text import normalize_ws, shared_lead
+from app.extensions import db
+from app.models import (
+    Answer,
+    Document,
+    Question,
+    Score,
+    Study,
+    StudyAnswer,
+    StudyQuestion,
+)
 from app.services.studies.assignment import assigned_questions
 from app.services.studies.membership import shown_answers, study_scores
 

@@ -1,11 +1,29 @@
 """Full exports of human scores (jsonl, csv, L-Eval's layout, results JSON) and their re-import."""
-from app.services.exports.importer import IMPORT_FORMATS, AnnotationImportReport, import_annotations
+from app.services.exports.importer import (
+    IMPORT_FORMATS,
+    AnnotationImportReport,
+    import_annotations,
+)
 from app.services.exports.leval import (
-    SCORE_SEPARATOR, annotator_from_filename, annotators_with_scores, leval_filename, leval_left_out, leval_lines,
-    left_out_note, split_scored_answer,
+    SCORE_SEPARATOR,
+    annotator_from_filename,
+    annotators_with_scores,
+    left_out_note,
+    leval_filename,
+    leval_left_out,
+    leval_lines,
+    split_scored_answer,
 )
 from app.services.exports.rows import ROUND_CHOICES, SCORE_FIELDS, iso_utc, score_rows
-from app.services.exports.writers import FORMATS, csv_text, export_text, jsonl_text, record_count, results_text, write_leval_folder
+from app.services.exports.writers import (
+    FORMATS,
+    csv_text,
+    export_text,
+    jsonl_text,
+    record_count,
+    results_text,
+    write_leval_folder,
+)
 
 __all__ = [
     "AnnotationImportReport", "FORMATS", "IMPORT_FORMATS", "ROUND_CHOICES", "SCORE_FIELDS", "SCORE_SEPARATOR",

@@ -16,16 +16,16 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
+from app.core.metrics.files import FileFormatError, Row, parse_jsonl
+from app.core.text import normalize_ws
 from app.extensions import db
 from app.models import AnnotationRound, Score, ScoreRevision, User
 from app.models.base import utcnow
 from app.services.accounts import USERNAME_RE, generate_password
-from app.core.metrics.files import FileFormatError, Row, parse_jsonl
-from app.services.importers.fields import optional_str, require_str, require_str_list
-from app.core.text import normalize_ws
 from app.services.exports.leval import annotator_from_filename, split_scored_answer
 from app.services.exports.lookup import StudyIndex
 from app.services.exports.rows import parse_iso_utc
+from app.services.importers.fields import optional_str, require_str, require_str_list
 
 IMPORT_FORMATS = ("auto", "jsonl", "leval")
 CONFLICT_EXAMPLES = 5

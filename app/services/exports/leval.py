@@ -17,7 +17,16 @@ from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import (
-    AnnotationRound, Answer, Document, Question, Reference, Score, StudyQuestion, StudySystem, System, User,
+    AnnotationRound,
+    Answer,
+    Document,
+    Question,
+    Reference,
+    Score,
+    StudyQuestion,
+    StudySystem,
+    System,
+    User,
 )
 from app.services.importers.documents import REFERENCE_KEYS
 from app.services.studies.membership import is_current_condition, shown_answers

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
+from app.core.text import match_key, normalize_ws, sha256_text
 from app.extensions import db
 from app.models import Answer, Document, Question, StudyQuestion, System
-from app.core.text import match_key, normalize_ws, sha256_text
-from app.services.studies.membership import shown_answers
 from app.services.exports.leval import study_systems
+from app.services.studies.membership import shown_answers
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,17 @@ from sqlalchemy import select
 from app.core.version import __version__
 from app.extensions import db
 from app.models import (
-    AnnotationRound, Answer, Document, Prediction, PredictionFile, Question, Score, Study, StudyAnswer, System, User,
+    AnnotationRound,
+    Answer,
+    Document,
+    Prediction,
+    PredictionFile,
+    Question,
+    Score,
+    Study,
+    StudyAnswer,
+    System,
+    User,
 )
 from app.services.results.scores import latest_rounds
 from app.services.studies.membership import shown_answers, study_scores

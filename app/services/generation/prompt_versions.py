@@ -8,14 +8,11 @@ from app.core.generation.prompts import (
     PromptProfile,
     validate_profile,
 )
-from app.extensions import db
 from app.models import GenerationPrompt
 from app.services.input_rules import text_problem
 from app.services.llm.prompt_versions import (
     PromptError,
-    all_versions,
-    find_version,
-    newest_version,
+    PromptVersions,
     normalise_newlines,
     save_edit,
     seed_version,
@@ -35,30 +32,23 @@ def ensure_default() -> GenerationPrompt:
                         content=LEVAL_PROFILE.content(), fingerprint=LEVAL_PROFILE.fingerprint())
 
 
+_versions = PromptVersions(GenerationPrompt, ensure_default, LEVAL_PROFILE.name)
+
+
 def list_versions() -> list[GenerationPrompt]:
-    ensure_default()
-    return all_versions(GenerationPrompt)
+    return _versions.all()
 
 
 def current(name: str = LEVAL_PROFILE.name) -> GenerationPrompt:
-    ensure_default()
-    row = newest_version(GenerationPrompt, name)
-    if row is None:
-        raise PromptError(f"no prompt named {name!r}")
-    return row
+    return _versions.newest(name)
 
 
 def get(prompt_id: int) -> GenerationPrompt | None:
-    ensure_default()
-    return db.session.get(GenerationPrompt, prompt_id)
+    return _versions.get(prompt_id)
 
 
 def by_version(version: int, name: str = LEVAL_PROFILE.name) -> GenerationPrompt:
-    ensure_default()
-    row = find_version(GenerationPrompt, name, version)
-    if row is None:
-        raise PromptError(f"prompt {name!r} has no version {version}")
-    return row
+    return _versions.by_version(version, name)
 
 
 def create_version(base: GenerationPrompt, systems: dict[str, str], templates: dict[str, str],

@@ -5,11 +5,11 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import func, select
 
+from app.core.metrics.files import FileFormatError, Row
+from app.core.text import document_title, match_key, sha256_text, word_count
 from app.extensions import db
 from app.models import Document, Question, Reference
 from app.models.corpus import HUMAN_EVAL, TASKS
-from app.core.text import document_title, match_key, sha256_text, word_count
-from app.core.metrics.files import FileFormatError, Row
 from app.services.importers.fields import optional_str, require_str, require_str_list
 
 # JSON key of each reference kind in the human-eval reference file.

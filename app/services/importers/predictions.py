@@ -6,13 +6,20 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import delete, select
 
-from app.extensions import db
-from app.models import Document, MetricResult, Prediction, PredictionFile, Question, System
-from app.models.corpus import HUMAN_EVAL, TASKS
-from app.core.text import match_key, normalize_ws, sha256_text, word_count
 from app.core.metrics.files import FileFormatError, Row, prediction_key
-from app.services.input_rules import long_answer_flag, system_name_problem
+from app.core.text import match_key, normalize_ws, sha256_text, word_count
+from app.extensions import db
+from app.models import (
+    Document,
+    MetricResult,
+    Prediction,
+    PredictionFile,
+    Question,
+    System,
+)
+from app.models.corpus import HUMAN_EVAL, TASKS
 from app.services.importers.fields import optional_str, require_str, storable
+from app.services.input_rules import long_answer_flag, system_name_problem
 
 UNMATCHED_EXAMPLES = 3
 

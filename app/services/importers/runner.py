@@ -5,10 +5,21 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from app.extensions import db
+from app.core.metrics.files import (
+    FileFormatError,
+    Row,
+    describe_file,
+    is_lveval_file_name,
+    parse_jsonl,
+)
 from app.core.text import sha256_bytes
-from app.services.importers.documents import collection_for, parse_reference_rows, parse_task_rows, store_documents
-from app.core.metrics.files import FileFormatError, Row, describe_file, is_lveval_file_name, parse_jsonl
+from app.extensions import db
+from app.services.importers.documents import (
+    collection_for,
+    parse_reference_rows,
+    parse_task_rows,
+    store_documents,
+)
 from app.services.importers.predictions import parse_prediction_rows, store_predictions
 
 # Documents first, so prediction rows find their questions in the same run.

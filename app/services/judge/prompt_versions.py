@@ -3,13 +3,10 @@ from __future__ import annotations
 
 from app.core.judge import DEFAULT_TEMPLATE, PromptTemplate, validate_template
 from app.core.judge.profiles import LEVAL, PROFILES, get_profile
-from app.extensions import db
 from app.models import JudgePrompt
 from app.services.llm.prompt_versions import (
     PromptError,
-    all_versions,
-    find_version,
-    newest_version,
+    PromptVersions,
     normalise_newlines,
     save_edit,
     seed_version,
@@ -48,33 +45,26 @@ def is_fixed(prompt: JudgePrompt) -> bool:
     return any(p.template is not None and p.template.name == prompt.name for p in PROFILES.values())
 
 
+_versions = PromptVersions(JudgePrompt, ensure_default_prompt, DEFAULT_TEMPLATE.name)
+
+
 def list_prompts() -> list[JudgePrompt]:
     """Return every prompt version, newest first within each name."""
-    ensure_default_prompt()
-    return all_versions(JudgePrompt)
+    return _versions.all()
 
 
 def current_prompt(name: str = DEFAULT_TEMPLATE.name) -> JudgePrompt:
     """Return the newest version of a prompt (the default one unless named)."""
-    ensure_default_prompt()
-    prompt = newest_version(JudgePrompt, name)
-    if prompt is None:
-        raise PromptError(f"no prompt named {name!r}")
-    return prompt
+    return _versions.newest(name)
 
 
 def get_prompt(prompt_id: int) -> JudgePrompt | None:
-    ensure_default_prompt()
-    return db.session.get(JudgePrompt, prompt_id)
+    return _versions.get(prompt_id)
 
 
 def prompt_by_version(version: int, name: str = DEFAULT_TEMPLATE.name) -> JudgePrompt:
     """Return one version of a prompt, or raise PromptError."""
-    ensure_default_prompt()
-    prompt = find_version(JudgePrompt, name, version)
-    if prompt is None:
-        raise PromptError(f"prompt {name!r} has no version {version}")
-    return prompt
+    return _versions.by_version(version, name)
 
 
 def create_version(base: JudgePrompt, *, system_text: str, user_template: str,

@@ -6,6 +6,7 @@ for edits: an edit becomes the next version of its prompt, and an edit that chan
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from sqlalchemy import func, select
@@ -63,6 +64,37 @@ def add_next_version(model: type[Row], name: str, **fields: Any) -> Row | None:
         db.session.rollback()
         return None
     return row
+
+
+class PromptVersions:
+    """One kind's versions, its shipped default seeded before any read (so every list starts with it)."""
+
+    def __init__(self, model: type, seed_default: Callable[[], Any], default_name: str):
+        self.model, self.seed_default, self.default_name = model, seed_default, default_name
+
+    def all(self) -> list:
+        self.seed_default()
+        return all_versions(self.model)
+
+    def newest(self, name: str | None = None):
+        self.seed_default()
+        name = name or self.default_name
+        row = newest_version(self.model, name)
+        if row is None:
+            raise PromptError(f"no prompt named {name!r}")
+        return row
+
+    def get(self, prompt_id: int):
+        self.seed_default()
+        return db.session.get(self.model, prompt_id)
+
+    def by_version(self, version: int, name: str | None = None):
+        self.seed_default()
+        name = name or self.default_name
+        row = find_version(self.model, name, version)
+        if row is None:
+            raise PromptError(f"prompt {name!r} has no version {version}")
+        return row
 
 
 def normalise_newlines(text: str) -> str:

@@ -5,12 +5,18 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.extensions import db
-from app.core.metrics.files import FileFormatError, Row, is_lveval_file_name, is_lveval_row, iter_jsonl
+from app.core.metrics.files import (
+    FileFormatError,
+    Row,
+    is_lveval_file_name,
+    is_lveval_row,
+    iter_jsonl,
+)
 from app.core.metrics.lveval.evaluation import LvevalFile, collect_lveval_file
-from app.services.input_rules import lveval_row_errors, system_name_problem
 from app.core.metrics.lveval.rows import input_notes
 from app.core.text import sha256_bytes
+from app.extensions import db
+from app.services.input_rules import lveval_row_errors, system_name_problem
 from app.services.lveval.store import store_model
 
 MAX_NOTES = 50

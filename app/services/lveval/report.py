@@ -6,11 +6,17 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import func, select
 
-from app.extensions import db
 from app.core.metrics.files import LVEVAL_DATASETS, LVEVAL_LEVELS
-from app.models import LvevalItem, MetricAggregate, MetricResult, System
 from app.core.stats import lveval as analysis
-from app.services.lveval.scoring import AVERAGE_METRIC, CELL_METRIC, OVERALL_TASK, ROW_METRIC, level_task
+from app.extensions import db
+from app.models import LvevalItem, MetricAggregate, MetricResult, System
+from app.services.lveval.scoring import (
+    AVERAGE_METRIC,
+    CELL_METRIC,
+    OVERALL_TASK,
+    ROW_METRIC,
+    level_task,
+)
 
 OVERALL = "overall"
 NEEDLE_DATASETS = ("factrecall_en", "factrecall_zh")

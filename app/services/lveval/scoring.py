@@ -14,11 +14,18 @@ from dataclasses import dataclass
 
 from sqlalchemy import delete, insert, select
 
-from app.extensions import db
 from app.core.metrics import PROFILES
 from app.core.metrics.lveval.rows import score_row
 from app.core.metrics.lveval.table import averages, file_score
-from app.models import Document, LvevalItem, MetricAggregate, MetricResult, Prediction, Question
+from app.extensions import db
+from app.models import (
+    Document,
+    LvevalItem,
+    MetricAggregate,
+    MetricResult,
+    Prediction,
+    Question,
+)
 from app.models.base import utcnow
 from app.models.corpus import LVEVAL
 

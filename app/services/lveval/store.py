@@ -14,13 +14,21 @@ from dataclasses import dataclass
 
 from sqlalchemy import delete, insert, select, update
 
-from app.services.input_rules import long_answer_flag, system_name_problem
-from app.extensions import db
 from app.core.metrics.files import FileFormatError, LvevalRow
 from app.core.metrics.lveval.evaluation import LvevalFile
-from app.models import Document, LvevalItem, MetricResult, Prediction, PredictionFile, Question, System
-from app.models.corpus import LVEVAL
 from app.core.text import normalize_ws, sha256_text, word_count
+from app.extensions import db
+from app.models import (
+    Document,
+    LvevalItem,
+    MetricResult,
+    Prediction,
+    PredictionFile,
+    Question,
+    System,
+)
+from app.models.corpus import LVEVAL
+from app.services.input_rules import long_answer_flag, system_name_problem
 
 EVALUATION = "lveval"
 

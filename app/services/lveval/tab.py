@@ -6,13 +6,18 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from app.extensions import db
 from app.core.metrics.files import LVEVAL_LEVELS
 from app.core.metrics.lveval.table import result_csv_text, result_json, result_json_text
+from app.extensions import db
 from app.models import MetricAggregate, System
 from app.services.lveval.charts import curves_svg
 from app.services.lveval.report import SystemView, build_view
-from app.services.lveval.scoring import AVERAGE_METRIC, CELL_METRIC, OVERALL_TASK, level_task
+from app.services.lveval.scoring import (
+    AVERAGE_METRIC,
+    CELL_METRIC,
+    OVERALL_TASK,
+    level_task,
+)
 
 
 @dataclass

@@ -18,11 +18,11 @@ from typing import Callable, Iterable, Sequence
 
 from sqlalchemy import delete, func, insert, select
 
-from app.extensions import db
 from app.core.metrics import PROFILES, aggregate, score_item
 from app.core.metrics.evaluate import EVALUATIONS
 from app.core.metrics.length import length_summary
 from app.core.metrics.selection import SCOPE_ANALYSIS, SCOPE_COUNTED, plan_file
+from app.extensions import db
 from app.models import Document, MetricAggregate, MetricResult, Prediction, Question
 from app.models.base import utcnow
 from app.models.corpus import HUMAN_EVAL, LVEVAL

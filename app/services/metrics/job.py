@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from app.extensions import db
 from app.core.metrics import PROFILES
+from app.extensions import db
 from app.models import MetricAggregate, Prediction, PredictionFile, System
 from app.services.jobs import DuplicateJob, JobContext, submit_job
 from app.services.metrics.compute import prediction_count, score_system

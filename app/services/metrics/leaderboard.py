@@ -5,16 +5,24 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import and_, func, select, true
 
-from app.extensions import db
 from app.core.metrics import METRIC_KEYS
-from app.models import Document, MetricAggregate, MetricResult, Prediction, Question, Reference, System
-from app.models.corpus import HUMAN_EVAL, LVEVAL
-from app.services.lveval.scoring import AVERAGE_METRIC, CELL_METRIC
-from app.services.system_keys import keys_of
-from app.services.judge import win_rates
 from app.core.metrics.files import LEVAL_TASKS as LEVAL_TASK_ORDER
 from app.core.metrics.selection import SCOPE_COUNTED
-from app.services.metrics.compute import OVERALL, AVERAGED_METRICS, HUMAN_EVAL_BUCKET
+from app.extensions import db
+from app.models import (
+    Document,
+    MetricAggregate,
+    MetricResult,
+    Prediction,
+    Question,
+    Reference,
+    System,
+)
+from app.models.corpus import HUMAN_EVAL, LVEVAL
+from app.services.judge import win_rates
+from app.services.lveval.scoring import AVERAGE_METRIC, CELL_METRIC
+from app.services.metrics.compute import AVERAGED_METRICS, HUMAN_EVAL_BUCKET, OVERALL
+from app.services.system_keys import keys_of
 
 METRIC_LABELS = {
     "exact_match": "Exam (exact match)", "f1": "F1", "rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L",

@@ -2,12 +2,10 @@
 from __future__ import annotations
 
 from app.core.rater import DEFAULT_RATER_TEMPLATE, RaterTemplate, validate_template
-from app.extensions import db
 from app.models import RaterPrompt
 from app.services.llm.prompt_versions import (
     PromptError,
-    all_versions,
-    newest_version,
+    PromptVersions,
     normalise_newlines,
     save_edit,
     seed_version,
@@ -27,20 +25,20 @@ def ensure_default_rater_prompt() -> RaterPrompt:
                         user_template=template.user_template)
 
 
+_versions = PromptVersions(RaterPrompt, ensure_default_rater_prompt, DEFAULT_RATER_TEMPLATE.name)
+
+
 def list_rater_prompts() -> list[RaterPrompt]:
-    ensure_default_rater_prompt()
-    return all_versions(RaterPrompt)
+    return _versions.all()
 
 
 def current_rater_prompt() -> RaterPrompt:
     """The newest version of the default rater prompt."""
-    ensure_default_rater_prompt()
-    return newest_version(RaterPrompt, DEFAULT_RATER_TEMPLATE.name)
+    return _versions.newest()
 
 
 def get_rater_prompt(prompt_id: int) -> RaterPrompt | None:
-    ensure_default_rater_prompt()
-    return db.session.get(RaterPrompt, prompt_id)
+    return _versions.get(prompt_id)
 
 
 def create_rater_version(base: RaterPrompt, *, system_text: str, user_template: str,

@@ -12,19 +12,24 @@ from typing import Any, TypeVar
 from flask import g, has_request_context
 from sqlalchemy import select
 
-from app.extensions import db
+from app.core.judge.profiles import PROFILES as JUDGE_PROFILES
 from app.core.metrics.profiles import PROFILES
-from app.models import Document, Question, Study, StudySystem, System
 from app.core.stats.bootstrap import DEFAULT_RESAMPLES
 from app.core.version import __version__
+from app.extensions import db
+from app.models import Document, Question, Study, StudySystem, System
 from app.services.cache import cached
-from app.core.judge.profiles import PROFILES as JUDGE_PROFILES
 from app.services.results.judge_rates import WinRates, load_win_rates
-from app.services.results.table2 import table2
 from app.services.results.metric_values import (
-    LENGTH_KEY, PROFILE_LABELS, MetricColumn, item_values, metric_columns, missing_reason,
+    LENGTH_KEY,
+    PROFILE_LABELS,
+    MetricColumn,
+    item_values,
+    metric_columns,
+    missing_reason,
 )
 from app.services.results.scores import VIEWS, CurrentScores, load_current_scores
+from app.services.results.table2 import table2
 
 T = TypeVar("T")
 DISAGREEMENTS_SHOWN = 20
@@ -93,7 +98,9 @@ def analyse(study_id: int, view: str = "all", profile: str = "official", *, win_
     _check(view, profile)
 
     def compute() -> dict[str, Any]:
-        from app.core.stats.analyses import build_results  # numpy and scipy load on the first analysis, not at start
+        from app.core.stats.analyses import (
+            build_results,  # numpy and scipy load on the first analysis, not at start
+        )
 
         scores = current_scores(study_id, include_stale)
         columns = columns_for(study_id, profile, win_rates)
@@ -159,7 +166,11 @@ def _question_texts(question_ids: set[int]) -> dict[int, tuple[str, str, str]]:
 def _profile_section(study_id: int, records: list[dict], columns: list[MetricColumn], flagged: list[str],
                      view: str, profile: str) -> dict[str, Any]:
     """Correlations, ranks, plain-versus-instructed τ and disagreements under one metric profile."""
-    from app.core.stats.correlation import length_instruction_comparison, metric_vs_human, rank_table
+    from app.core.stats.correlation import (
+        length_instruction_comparison,
+        metric_vs_human,
+        rank_table,
+    )
     from app.core.stats.human import system_means
 
     usable = [column for column in columns if column.values]

@@ -13,10 +13,20 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from app.extensions import db
-from app.models import Document, Prediction, Question, StudyQuestion, StudySystem, System
 from app.core.stats.length_instruction import (
-    LENGTH_INSTRUCTION_TEMPLATE, detected_word_target, reference_word_count, with_length_instruction,
+    LENGTH_INSTRUCTION_TEMPLATE,
+    detected_word_target,
+    reference_word_count,
+    with_length_instruction,
+)
+from app.extensions import db
+from app.models import (
+    Document,
+    Prediction,
+    Question,
+    StudyQuestion,
+    StudySystem,
+    System,
 )
 
 

@@ -14,11 +14,19 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from app.extensions import db
-from app.models import Answer, Document, MetricResult, Prediction, Question, StudyQuestion, System
-from app.services.studies.membership import shown_answers
 from app.core.metrics.profiles import PROFILES
 from app.core.text import word_count
+from app.extensions import db
+from app.models import (
+    Answer,
+    Document,
+    MetricResult,
+    Prediction,
+    Question,
+    StudyQuestion,
+    System,
+)
+from app.services.studies.membership import shown_answers
 
 # The metrics L-Eval compares with human judgement, in the order its figure shows them.
 AUTOMATIC_METRICS = (("f1", "F1"), ("rougeL", "ROUGE-L"), ("keyword_f1", "Keyword F1 (LV-Eval)"))

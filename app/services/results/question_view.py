@@ -12,11 +12,21 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import (
-    AnnotationRound, Answer, Document, MetricResult, Prediction, Question, Reference, Score, StudyAnswer, System, User,
+    AnnotationRound,
+    Answer,
+    Document,
+    MetricResult,
+    Prediction,
+    Question,
+    Reference,
+    Score,
+    StudyAnswer,
+    System,
+    User,
 )
-from app.services.studies.membership import shown_answers, study_scores
 from app.services.results.metric_values import AUTOMATIC_METRICS
 from app.services.results.scores import latest_rounds
+from app.services.studies.membership import shown_answers, study_scores
 
 
 @dataclass

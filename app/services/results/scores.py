@@ -12,7 +12,16 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 
 from app.extensions import db
-from app.models import AnnotationRound, Document, Question, Score, Study, StudyAnswer, System, User
+from app.models import (
+    AnnotationRound,
+    Document,
+    Question,
+    Score,
+    Study,
+    StudyAnswer,
+    System,
+    User,
+)
 from app.services.studies.assignment import assigned_questions
 from app.services.studies.membership import shown_answers, study_scores
 

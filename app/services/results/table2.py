@@ -6,12 +6,12 @@ from typing import Any
 
 from sqlalchemy import select
 
-from app.extensions import db
 from app.core.metrics.files import OPEN_TASKS
+from app.extensions import db
 from app.models import Job, MetricAggregate, System
+from app.services.cache import cached
 from app.services.judge import RunSpec, win_rates
 from app.services.judge.reports import task_win_rates
-from app.services.cache import cached
 
 # The n-gram metric L-Eval's table shows for a task, by the metric its file is scored with.
 METRIC_LABELS = {"rougeL": "R-L", "f1": "F-1"}
