@@ -20,7 +20,13 @@ from app.services.judge import (
     RunSpec,
     load_settings,
 )
-from app.services.judge.job import PreparedRun, execute, record_finished_run
+from app.services.judge.job import (
+    JudgeRunError,
+    PreparedRun,
+    check_options,
+    execute,
+    record_finished_run,
+)
 from app.services.judge.leval_files import leval_file_run
 from app.services.judge.pairs import JudgePair, build_pairs
 from app.services.judge.prompt_versions import (
@@ -29,8 +35,6 @@ from app.services.judge.prompt_versions import (
     prompt_by_version,
 )
 from app.services.judge.sources import Side, match_sides, resolve_side
-from app.services.llm.endpoints import SettingsError
-from app.services.llm.prices import require_price
 
 
 @click.command("judge")
@@ -61,9 +65,16 @@ def judge_command(pred: str, battle: str, judge_model: str | None, concurrency: 
     upgrade_database()
     settings = load_settings()
     model = judge_model or settings.model
+    try:  # the prompt asked for: the newest default, a version of it, or the leval profile's own
+        if prompt_version is not None:
+            prompt = prompt_by_version(prompt_version)
+        else:
+            prompt = ensure_profile_prompt(LEVAL) if profile == LEVAL else current_prompt()
+    except PromptError as exc:
+        raise click.ClickException(str(exc)) from None
+    # The service's checks on what was asked (model, temperature, profile, price), before any file is read.
+    _check(RunSpec(pred, battle, model, prompt.id, temperature, scope, profile), prompt, budget_usd, settings)
     if profile == LEVAL:
-        if prompt_version is not None or temperature != 0.0:
-            raise click.ClickException("the leval profile judges with L-Eval's prompt at temperature 0 only")
         if Path(pred).is_file() and Path(battle).is_file():
             try:
                 leval = leval_file_run(Path(pred), Path(battle), judge_model=model, settings=settings, scope=scope)
@@ -73,14 +84,12 @@ def judge_command(pred: str, battle: str, judge_model: str | None, concurrency: 
                 click.echo(note, err=True)
             if not leval.run.pairs:
                 raise click.ClickException("no row of the predictions has a query + gt in the battle file")
-            _check_budget(model, budget_usd, settings)
             summary = _execute(leval.run, concurrency, budget_usd)
             _report(leval.run, summary, None, as_json, names=(leval.pairing.system_name, leval.pairing.baseline_name))
             return
     try:
-        prompt = current_prompt() if prompt_version is None else prompt_by_version(prompt_version)
         system_side, baseline_side = resolve_side(pred, scope=scope), resolve_side(battle, scope=scope)
-    except (PairError, PromptError) as exc:
+    except PairError as exc:
         raise click.ClickException(str(exc)) from None
     if system_side.system is not None and baseline_side.system is not None \
             and system_side.system.id == baseline_side.system.id:
@@ -93,11 +102,8 @@ def judge_command(pred: str, battle: str, judge_model: str | None, concurrency: 
                    f"{baseline_side.label} have no counterpart and are not judged", err=True)
     if not pairs:
         raise click.ClickException(f"{system_side.label} and {baseline_side.label} share no (query, gt) pair")
-    _check_budget(model, budget_usd, settings)
-    if profile == LEVAL:
-        if system_side.system is None or baseline_side.system is None:
-            raise click.ClickException("the leval profile judges two files (as llm_eval.py) or two systems")
-        prompt = ensure_profile_prompt(LEVAL)
+    if profile == LEVAL and (system_side.system is None or baseline_side.system is None):
+        raise click.ClickException("the leval profile judges two files (as llm_eval.py) or two systems")
 
     spec = RunSpec(system_side.label, baseline_side.label, model, prompt.id, temperature, scope, profile)
     canonical = _database_pairs(system_side, baseline_side, pairs, scope, profile)
@@ -116,11 +122,11 @@ def judge_command(pred: str, battle: str, judge_model: str | None, concurrency: 
     _report(run, summary, job.id if job else None, as_json, names=(spec.system, spec.baseline))
 
 
-def _check_budget(model: str, budget_usd: float | None, settings) -> None:
+def _check(spec: RunSpec, prompt, budget_usd: float | None, settings) -> None:
     try:
-        require_price(model, budget_usd, settings.prices)
-    except SettingsError as exc:
-        raise click.ClickException(f"--budget-usd: {exc}") from None
+        check_options(spec, prompt, budget_usd=budget_usd, settings=settings)
+    except JudgeRunError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 def _execute(run: PreparedRun, concurrency: int, budget_usd: float | None):

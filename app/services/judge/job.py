@@ -79,21 +79,29 @@ class PreparedRun:
                                       baseline_id=self.baseline_id, job_id=job_id)
 
 
-def prepare_run(spec: RunSpec, *, budget_usd: float | None = None) -> PreparedRun:
-    """Check a spec and collect its pairs; raise JudgeRunError with a reason to show."""
+def check_options(spec: RunSpec, prompt: JudgePrompt | None, *, budget_usd: float | None,
+                  settings: JudgeSettings) -> JudgeProfile:
+    """The checks every run passes, launched from a page, a job or the command line: a model, a temperature
+    in range, a prompt and temperature its profile allows, and a price when there is a USD budget."""
     if not spec.judge_model.strip():
         raise JudgeRunError("name the judge model")
     if not 0.0 <= spec.temperature <= 2.0:
         raise JudgeRunError("temperature must be between 0 and 2")
-    prompt = get_prompt(spec.prompt_id)
     if prompt is None:
         raise JudgeRunError(f"no prompt #{spec.prompt_id}")
-    check_profile(spec, prompt)
-    settings = load_settings()
+    profile = check_profile(spec, prompt)
     try:
         require_price(spec.judge_model, budget_usd, settings.prices)
     except SettingsError as exc:
         raise JudgeRunError(str(exc)) from None
+    return profile
+
+
+def prepare_run(spec: RunSpec, *, budget_usd: float | None = None) -> PreparedRun:
+    """Check a spec and collect its pairs; raise JudgeRunError with a reason to show."""
+    prompt = get_prompt(spec.prompt_id)
+    settings = load_settings()
+    check_options(spec, prompt, budget_usd=budget_usd, settings=settings)
     try:
         system, baseline = system_named(spec.system), system_named(spec.baseline)
         pairs = build_pairs(system, baseline, spec.scope, spec.profile)
