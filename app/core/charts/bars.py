@@ -24,6 +24,7 @@ from app.core.charts.svg import (
     text_width,
     truncate,
 )
+from app.core.rubric import SCALE
 
 MeanInterval = tuple[str, float | None, float | None, float | None]
 """(label, mean, interval low, interval high); missing values are None."""
@@ -121,7 +122,7 @@ def distribution_chart(
     height = bottom + 28
     body = [text(8, 14, title, "chart-title", extra=' font-weight="600"')]
     body += legend(
-        [(f"score {score}", f"chart-score-{score}", SCORE_COLOURS[score - 1]) for score in range(1, 6)], gutter, 34
+        [(f"score {score}", f"chart-score-{score}", SCORE_COLOURS[score - 1]) for score in SCALE], gutter, 34
     )
     body += _x_axis(scale, [0.0, 0.25, 0.5, 0.75, 1.0], top - 4, bottom, 2)
     for position, (label, counts) in enumerate(rows):
@@ -149,7 +150,7 @@ def distribution_chart(
         body.append(text(plot_right + 6, centre, f"n={total}", "chart-value"))
         body.append("</g>")
     description = "; ".join(
-        f"{label}: " + ", ".join(f"{s}→{c}" for s, c in zip(range(1, 6), counts)) for label, counts in rows
+        f"{label}: " + ", ".join(f"{s}→{c}" for s, c in zip(SCALE, counts)) for label, counts in rows
     )
     return svg_document(width, height, title, description, body, ident, kind)
 

@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Protocol
 from app.core.llm.batch import DEFAULT_CONCURRENCY, Call, Reply, Usage, run_calls
 from app.core.llm.pricing import PriceTable
 from app.core.rater.prompt import RaterTemplate, RatingItem, render
+from app.core.rubric import SCALE_MAX, SCALE_MIN
 
 if TYPE_CHECKING:
     import openai
 
 CACHE_KEY_SCHEMA = 1
 NO_SCORE = "no rating token ([[1]] to [[5]]) in the reply"
-_SCORE_TOKEN = re.compile(r"\[\[\s*([1-5])\s*\]\]")
+_SCORE_TOKEN = re.compile(rf"\[\[\s*([{SCALE_MIN}-{SCALE_MAX}])\s*\]\]")
 
 
 def parse_score(reply: str | None) -> int | None:

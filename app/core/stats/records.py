@@ -6,8 +6,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any, TypedDict
 
-
-SCORE_VALUES: tuple[int, ...] = (1, 2, 3, 4, 5)
+from app.core.rubric import SCALE as SCORE_VALUES  # noqa: F401 (the analyses import it from here)
 
 QuestionKey = tuple[str, str]
 ItemKey = tuple[str, str, str]

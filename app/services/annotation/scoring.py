@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from sqlalchemy import Float, and_, bindparam, case, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
+from app.core.rubric import SCALE, is_score
 from app.extensions import db
 from app.models import (
     AnnotationRound,
@@ -31,7 +32,6 @@ from app.services.input_rules import text_problem
 from app.services.sqlite_writer import one_writer
 from app.services.studies.membership import SHOWN
 
-SCORE_VALUES = (1, 2, 3, 4, 5)
 MAX_COMMENT = 4000
 LETTERS = string.ascii_uppercase
 STARTED_OVER = "Your scoring round has changed (you were started over). Reload the page."
@@ -112,7 +112,7 @@ def parse_score_payload(data: object) -> ScoreInput:
     if not isinstance(label, str) or label_index(label) is None:
         raise ScoreError("label must name an answer, such as \"A\".", field="label")
     value = data.get("value")
-    if not _strict_int(value) or value not in SCORE_VALUES:
+    if not is_score(value):
         raise ScoreError("Score must be a whole number from 1 to 5.", field="value")
     answer = data.get("answer")
     if not isinstance(answer, str) or len(answer) != 64 or not set(answer) <= SHA256_HEX:
@@ -379,4 +379,4 @@ def frequencies(study_id: int, round_id: int) -> dict[int, int]:
         .group_by(Score.value)
     )
     found = dict(db.session.execute(stmt).all())
-    return {value: found.get(value, 0) for value in SCORE_VALUES}
+    return {value: found.get(value, 0) for value in SCALE}

@@ -17,6 +17,7 @@ from pathlib import Path
 from sqlalchemy import func, select
 
 from app.core.metrics.files import FileFormatError, Row, parse_jsonl
+from app.core.rubric import is_score
 from app.core.text import normalize_ws
 from app.extensions import db
 from app.models import AnnotationRound, Score, ScoreRevision, User
@@ -125,7 +126,7 @@ def _score_value(raw: object, name: str, line: int, field_name: str) -> int:
     except (TypeError, ValueError):
         raise FileFormatError(name, f"score must be a whole number from 1 to 5, got {raw!r}",
                             line=line, field=field_name) from None
-    if isinstance(raw, bool) or not math.isfinite(number) or number != int(number) or not 1 <= number <= 5:
+    if isinstance(raw, bool) or not math.isfinite(number) or number != int(number) or not is_score(int(number)):
         raise FileFormatError(name, f"score must be a whole number from 1 to 5, got {raw!r}", line=line, field=field_name)
     return int(number)
 

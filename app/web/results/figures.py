@@ -16,6 +16,7 @@ from app.core.charts import (
     rank_chart,
     scatter_chart,
 )
+from app.core.rubric import SCALE
 
 SCORE_RANGE = (1.0, 5.0)
 TAU_RANGE = (-1.0, 1.0)
@@ -32,7 +33,7 @@ def human_charts(data: dict[str, Any]) -> dict[str, Markup]:
             value_range=SCORE_RANGE, width=CHART_WIDTH, identifier="chart-human-means",
         )),
         "distribution": Markup(distribution_chart(
-            [(row["system"], [row["distribution"][score] for score in (1, 2, 3, 4, 5)]) for row in systems],
+            [(row["system"], [row["distribution"][score] for score in SCALE]) for row in systems],
             title="Distribution of scores 1–5 per system", width=CHART_WIDTH, identifier="chart-human-distribution",
         )),
     }
