@@ -43,10 +43,12 @@ def import_leval(path: Path | None, download: bool, allow_unmatched: bool, repla
     except FileFormatError as exc:
         raise click.ClickException(str(exc)) from None
     report = _run_import(path, files, replace=replace, quiet=as_json)
+    jobs = queue_metrics_after_import()
     if as_json:
-        click.echo(json.dumps(report.as_dict(), indent=2))
+        click.echo(json.dumps({**report.as_dict(), "metrics_jobs": jobs}, indent=2))
     else:
         _print_report(report)
+        print_metrics_jobs(jobs)
     if report.failed:
         sys.exit(1)
     if report.unmatched_human and not allow_unmatched:
@@ -93,6 +95,19 @@ def _print_report(report: ImportReport) -> None:
         f"Summary: {ok} files imported, {len(report.failed)} failed; "
         + ", ".join(f"{v} {k}" for k, v in totals.items())
     )
+
+
+def queue_metrics_after_import() -> list[int]:
+    """Queue the metrics of every system the import left unscored; return the jobs' ids."""
+    from app.services.metrics import queue_unscored
+
+    return [job.id for job in queue_unscored()]
+
+
+def print_metrics_jobs(jobs: list[int]) -> None:
+    if jobs:
+        click.echo(f"Metrics: {len(jobs)} job(s) queued (#{', #'.join(map(str, jobs))}); they run while "
+                   "`python run.py` (or `python run.py worker`) runs, or score now with `python run.py score-metrics`.")
 
 
 @click.command("load-demo")

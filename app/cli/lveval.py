@@ -83,10 +83,14 @@ def import_lveval(path: Path, system_name: str, replace: bool, as_json: bool) ->
     from app.services.lveval import import_models
 
     upgrade_database()
+    from app.cli.data import print_metrics_jobs, queue_metrics_after_import
+
     report = import_models(path, system=system_name or None, replace=replace)
+    jobs = queue_metrics_after_import()
     if as_json:
-        click.echo(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
+        click.echo(json.dumps({**report.as_dict(), "metrics_jobs": jobs}, indent=2, ensure_ascii=False))
     else:
+        print_metrics_jobs(jobs)
         for model in report.models:
             if model.errors:
                 click.echo(f"FAILED  {model.system}: nothing imported", err=True)

@@ -18,7 +18,7 @@ from app.core.metrics.files import FileFormatError
 from app.extensions import db
 from app.models import System
 from app.services.jobs import DuplicateJob
-from app.services.metrics import submit_for_systems, submit_metrics_job
+from app.services.metrics import queue_unscored, submit_for_systems, submit_metrics_job
 from app.services.uploads import (
     AlreadyImported,
     ImportConflict,
@@ -119,6 +119,17 @@ def discard(batch_id: str):
         pass
     flash("Upload discarded; nothing was imported.", "info")
     return redirect(url_for("predictions.index"))
+
+
+@bp.post("/score-unscored")
+@staff_required
+def score_unscored():
+    jobs = queue_unscored(user_id=current_user.id)
+    if jobs:
+        flash(f"Computing metrics for {len(jobs)} system(s) not scored yet.", "success")
+    else:
+        flash("Every system's current predictions are scored or being scored.", "info")
+    return redirect(url_for("predictions.index", jobs=",".join(str(job.id) for job in jobs) or None))
 
 
 @bp.post("/systems/<int:system_id>/score")

@@ -48,6 +48,21 @@ def submit_for_systems(systems: list[System], *, user_id: int | None = None) -> 
     return jobs, refused
 
 
+def systems_with_predictions() -> list[System]:
+    has_predictions = select(Prediction.system_id).distinct()
+    return list(db.session.scalars(select(System).where(System.id.in_(has_predictions)).order_by(System.name)))
+
+
+def queue_unscored(*, user_id: int | None = None) -> list:
+    """Queue a metrics job for every system whose current predictions are not scored or queued yet.
+
+    Every way predictions arrive (an upload, `import-leval`, `import-lveval`, generation) ends here or in
+    submit_for_systems, so no system is left unscored; a system already scored on the same inputs is skipped.
+    """
+    jobs, _already = submit_for_systems(systems_with_predictions(), user_id=user_id)
+    return jobs
+
+
 def run_metrics_job(ctx: JobContext) -> dict:
     system = db.session.get(System, ctx.params["system_id"])
     if system is None:
