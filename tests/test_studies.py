@@ -352,7 +352,8 @@ def test_overlap_without_enough_annotators_is_refused(app, tmp_path):
 def test_two_studies_on_the_same_systems_keep_their_scores_apart(demo, runner):
     with demo.app_context():
         demo_study = db.session.scalars(select(Study)).one()
-        second = create_study(StudySpec(name="Second look", question_ids=None, status="open",
+        # Over the demo's own data, so it belongs with the demo (a real study would hide the demo).
+        second = create_study(StudySpec(name="Second look", question_ids=None, status="open", is_demo=True,
                                         system_ids=list(db.session.scalars(select(System.id)))))
         assert second.id != demo_study.id
     client, auth = signed_in(demo, "annotator", PASSWORDS["annotator"])

@@ -20,6 +20,7 @@ def register_web(app: Flask) -> None:
         annotate,
         auth,
         authoring,
+        demo_view,
         generation,
         home,
         jobs,
@@ -48,6 +49,7 @@ def register_web(app: Flask) -> None:
              (authoring, "/author"))
     for area, prefix in areas:
         app.register_blueprint(area.bp, url_prefix=prefix)
+    demo_view.install(app)
     _register_template_helpers(app)
 
 

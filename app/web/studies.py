@@ -9,6 +9,7 @@ from app.models import PredictionFile, Study, System, User
 from app.models.corpus import REFERENCE_KINDS, REFERENCE_LABELS
 from app.models.studies import REFERENCE_POLICIES
 from app.services import deletion
+from app.services.annotation.oversight import study_overview
 from app.services.annotation.rounds import (
     BeginAgainError,
     begin_again,
@@ -18,8 +19,8 @@ from app.services.annotation.rounds import (
 from app.services.studies import setup
 from app.services.studies.answers import pin_latest
 from app.services.studies.lookup import study_rows
-from app.services.annotation.oversight import study_overview
 from app.services.studies.setup import StudyError
+from app.web.demo_view import all_data
 from app.web.routing import id_list  # noqa: F401  (checkbox values as ids: the one rule for ids from forms)
 from app.web.security import staff_required
 
@@ -195,8 +196,9 @@ def delete(study_id: int):
 @bp.route("/demo/delete", methods=["GET", "POST"])
 @staff_required
 def delete_demo():
-    return _confirm_delete(deletion.plan_demo(), lambda force: deletion.delete_demo(force=force),
-                           url_for("studies.index"))
+    with all_data():  # the demo is deleted from any view
+        return _confirm_delete(deletion.plan_demo(), lambda force: deletion.delete_demo(force=force),
+                               url_for("studies.index"))
 
 
 @bp.route("/systems/<int:system_id>/delete", methods=["GET", "POST"])

@@ -1,0 +1,97 @@
+"""Which data a page shows: the real data, or the demo when a user asks for it (services.demo owns the rule).
+
+Every ORM query made while serving a request is scoped once real data exists, so no list, leaderboard,
+dropdown, chart or export puts a demo system, document or study beside real ones. The choice is kept
+in the signed session; staff are told once that the demo is still there and how to remove it.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from flask import (
+    Blueprint,
+    Flask,
+    flash,
+    g,
+    has_request_context,
+    redirect,
+    request,
+    session,
+    url_for,
+)
+from flask_login import current_user
+from sqlalchemy import event, select
+from sqlalchemy.orm import ORMExecuteState, Session
+
+from app.extensions import db
+from app.models import Setting
+from app.services import demo
+from app.web.security import staff_required
+
+bp = Blueprint("demo_view", __name__)
+SESSION_KEY = "demo_view"
+NOTICE_SETTING = "demo.notice_shown.{user_id}"
+
+
+def install(app: Flask) -> None:
+    app.register_blueprint(bp)
+    app.before_request(_choose_scope)
+    app.context_processor(lambda: {"demo_view": _template_state()})
+    if not getattr(Session, "_leval_demo_scope", False):  # one listener per process, whatever the apps
+        event.listen(Session, "do_orm_execute", _scope_statement)
+        Session._leval_demo_scope = True
+
+
+def _choose_scope() -> None:
+    """None: no scoping (only the demo, or nothing, exists); True: the demo view; False: the real data."""
+    g.demo_scope = None
+    if request.endpoint in (None, "static", "home.healthz"):
+        return
+    if not demo.real_data_exists():
+        return
+    g.demo_scope = bool(session.get(SESSION_KEY)) and demo.demo_exists()
+    if g.demo_scope is False and request.method == "GET" and current_user.is_authenticated and current_user.is_staff:
+        _tell_once()
+
+
+def _scope_statement(state: ORMExecuteState) -> None:
+    if not has_request_context() or state.execution_options.get(demo.ALL_DATA):
+        return
+    scope = g.get("demo_scope")
+    if scope is not None and (state.is_select or state.is_relationship_load):
+        state.statement = state.statement.options(*demo.scope_options(scope))
+
+
+@contextmanager
+def all_data():
+    """Lift the scoping for a block (deleting the demo must see it)."""
+    saved = g.get("demo_scope")
+    g.demo_scope = None
+    try:
+        yield
+    finally:
+        g.demo_scope = saved
+
+
+def _tell_once() -> None:
+    key = NOTICE_SETTING.format(user_id=current_user.id)
+    if not demo.demo_exists() or db.session.scalar(select(Setting.key).where(Setting.key == key)) is not None:
+        return
+    db.session.add(Setting(key=key, value="1"))
+    db.session.commit()
+    flash("The fictional demo data set is still here, kept apart from your data: open it with “Show the demo” "
+          "at the top of any page, or remove it under Studies → Delete the demo data set "
+          "(or `python run.py delete-demo`).", "info")
+
+
+def _template_state() -> dict:
+    scope = g.get("demo_scope")
+    return {"separated": scope is not None, "showing_demo": scope is True}
+
+
+@bp.post("/demo-view")
+@staff_required
+def toggle():
+    session[SESSION_KEY] = request.form.get("show") == "1"
+    target = request.form.get("next") or url_for("home.index")
+    return redirect(target if target.startswith("/") and not target.startswith("//") else url_for("home.index"))
