@@ -457,3 +457,42 @@ def test_the_old_generation_key_is_bound_to_an_admins_endpoint_or_dropped(tmp_pa
             assert connection.execute(text("SELECT value, comment FROM scores")).one() == (4, "good")
             assert connection.execute(text("SELECT count(*) FROM generation_runs")).scalar() == 2
         db.engine.dispose()
+
+
+BEFORE_EVERYONE_CHOICE = "d1e4a7c2b9f0"
+
+
+def test_every_account_may_score_follows_each_studys_list_on_a_database_with_scores(tmp_path):
+    """A study listing nobody stays open to every account; one listing annotators stays theirs; rows are kept.
+
+    Going back, a restricted study that lists nobody is closed rather than opened to everyone.
+    """
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=BEFORE_STUDIES)
+        with db.engine.begin() as connection:
+            seed_before_studies(connection)  # the studies migration makes "L-Eval human evaluation" of it
+        upgrade(revision=BEFORE_EVERYONE_CHOICE)
+        with db.engine.begin() as connection:
+            connection.execute(text(
+                "INSERT INTO studies (id, name, description, status, reference_kinds, reference_policy, is_demo, "
+                "references_checked, created_at) SELECT 2, 'Restricted', '', 'open', reference_kinds, "
+                "reference_policy, is_demo, references_checked, created_at FROM studies WHERE id = 1"))
+            connection.execute(text("INSERT INTO study_annotators (study_id, user_id) VALUES (2, 2)"))
+        upgrade()
+        with db.engine.connect() as connection:
+            q = lambda sql: [tuple(row) for row in connection.execute(text(sql)).all()]  # noqa: E731
+            assert [(name, bool(everyone)) for name, everyone in q(
+                "SELECT name, everyone_may_score FROM studies ORDER BY id")] == [
+                ("L-Eval human evaluation", True), ("Restricted", False)]
+            assert q("SELECT study_id, user_id FROM study_annotators") == [(2, 2)]
+            assert q("SELECT count(*) FROM scores") == [(3,)] and q("SELECT count(*) FROM annotation_rounds") == [(3,)]
+        with db.engine.begin() as connection:  # the list emptied by hand: open to nobody, and closed going back
+            connection.execute(text("DELETE FROM study_annotators"))
+        downgrade(revision=BEFORE_EVERYONE_CHOICE)
+        with db.engine.connect() as connection:
+            assert "everyone_may_score" not in {c["name"] for c in inspect(db.engine).get_columns("studies")}
+            assert connection.execute(text("SELECT name, status FROM studies ORDER BY id")).all() == [
+                ("L-Eval human evaluation", "open"), ("Restricted", "closed")]
+            assert connection.execute(text("SELECT count(*) FROM scores")).scalar() == 3
+        db.engine.dispose()

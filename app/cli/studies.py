@@ -35,6 +35,15 @@ def _names(model, column, names: str, what: str) -> list[int]:
     return [found[name] for name in wanted]
 
 
+def _annotators(names: str) -> list[int]:
+    """--annotators as user ids; naming nobody is refused (it must not read as "every account")."""
+    ids = _names(User, User.username, names, "user")
+    if not ids:
+        raise click.BadParameter("names nobody: give at least one username, or leave --annotators out so that "
+                                 "every account may score", param_hint="--annotators")
+    return ids
+
+
 @click.group("study")
 def study_group() -> None:
     """Studies: blind human-evaluation campaigns."""
@@ -48,7 +57,7 @@ def list_command(as_json: bool) -> None:
     upgrade_database()
     rows = [{"id": r.study.id, "name": r.study.name, "status": r.study.status, "demo": r.study.is_demo,
              "questions": r.questions, "systems": r.systems, "answers": r.answers,
-             "annotators": r.annotators or "everyone", "overlap": r.study.overlap, "scores": r.scores}
+             "annotators": "everyone" if r.study.everyone_may_score else r.annotators, "overlap": r.study.overlap, "scores": r.scores}
             for r in study_rows()]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
@@ -67,7 +76,8 @@ def list_command(as_json: bool) -> None:
               help="human_eval, demo, gpt4, gpt35, authored (researchers' new pairs), task:<name>, "
               "auto:<name>, study:<id or name> or ids:<id,id,…>.")
 @click.option("--systems", default=None, help="Comma-separated system names (default: every system answering).")
-@click.option("--annotators", default=None, help="Comma-separated usernames (default: every account may score).")
+@click.option("--annotators", default=None,
+              help="Comma-separated usernames, at least one (left out: every account may score).")
 @click.option("--overlap", type=click.IntRange(min=1), default=None, help="Annotators per answer (default: all).")
 @click.option("--references", default="human,gpt4-32k,claude-100k", show_default=True,
               help="Reference kinds annotators see.")
@@ -83,7 +93,7 @@ def create_command(name: str, questions: str, systems: str | None, annotators: s
         spec = setup.StudySpec(
             name=name, description=description, question_ids=setup.questions_for(questions),
             system_ids=_names(System, System.name, systems, "system") if systems else None,
-            annotator_ids=_names(User, User.username, annotators, "user") if annotators else [],
+            annotator_ids=None if annotators is None else _annotators(annotators),
             overlap=overlap, reference_kinds=[k.strip() for k in references.split(",") if k.strip()],
             reference_policy=policy, status="open" if open_now else "draft",
         )
@@ -123,7 +133,7 @@ def show_command(name: str, as_json: bool) -> None:
         "reference_repeats": o.detection.by_system(), "hidden_references": o.hidden,
         "identical_answers_across_systems": [{"question_id": q, "systems": names}
                                              for q, names in o.detection.shared_answers],
-        "annotators": [u.username for u in o.annotators] or "everyone",
+        "annotators": "everyone" if study.everyone_may_score else [u.username for u in o.annotators],
         "progress": [{"annotator": p.username, "round": p.round_number, "done": p.done, "total": p.total}
                      for p in o.progress],
     }

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Boolean, ForeignKey, Integer, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import db
@@ -22,6 +22,9 @@ class Study(db.Model):
     name: Mapped[str] = mapped_column(String(120), unique=True)
     description: Mapped[str] = mapped_column(Text, default="")
     status: Mapped[str] = mapped_column(String(10), default="draft")
+    # True: every account may score. False: only the accounts in study_annotators (none listed: nobody),
+    # so a study never opens to everyone by losing its list.
+    everyone_may_score: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     # How many annotators score each answer; None means every annotator of the study.
     overlap: Mapped[int | None] = mapped_column(Integer)
     # The reference kinds annotators see (Reference.kind values), in display order.

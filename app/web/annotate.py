@@ -34,7 +34,7 @@ bp = Blueprint("annotate", __name__)
 def _study(study_id: int) -> Study:
     """An open study this account scores in; 404 otherwise (a closed or foreign study is not there for them)."""
     study = db.session.get(Study, study_id)
-    if study is None or study.status != "open" or not may_annotate(study, current_user):
+    if study is None or not may_annotate(study, current_user):
         abort(404)
     return study
 
@@ -114,8 +114,9 @@ def save_score_api():
 
 @bp.get("/document/<int:document_id>")
 def document(document_id: int):
-    """The document text as JSON segments, fetched by the page's script (cached by version)."""
-    payload = document_payload(document_id)
+    """The document text as JSON segments, fetched by the page's script (cached by version); only for a
+    document of a question this account may score now."""
+    payload = document_payload(document_id, current_user.id)
     if payload is None:
         return _error("No such document.", 404)
     response = current_app.response_class(payload.body, mimetype="application/json")

@@ -21,7 +21,9 @@ from app.services.studies.answers import pin_latest
 from app.services.studies.lookup import study_rows
 from app.services.studies.setup import StudyError
 from app.web.demo_view import all_data
-from app.web.routing import id_list  # noqa: F401  (checkbox values as ids: the one rule for ids from forms)
+from app.web.routing import (
+    id_list,  # checkbox values as ids: the one rule for ids from forms
+)
 from app.web.security import staff_required
 
 bp = Blueprint("studies", __name__)
@@ -35,6 +37,20 @@ def optional_overlap(text: str) -> int | None:
     if not text.isdigit() or len(text) > 4 or int(text) < 1:
         raise StudyError("Overlap must be blank (everyone) or a whole number of at least 1.")
     return int(text)
+
+
+EVERYONE = "everyone"  # the `scorers` choice that opens a study to every account; anything else: the checked ones
+
+
+def chosen_annotators(form) -> list[int] | None:
+    """Who scores, as the form chose it: None for every account, else the checked accounts (none is refused)."""
+    checked = id_list(form.getlist("annotator"))
+    if form.get("scorers") != EVERYONE:
+        return checked
+    if checked:
+        raise StudyError("Choose either every account or the checked annotators, not both: uncheck them, "
+                         "or choose 'only the checked annotators'. Nothing was changed.")
+    return None
 
 
 def _study(study_id: int) -> Study:
@@ -58,7 +74,7 @@ def new():
                 question_ids=setup.questions_for(request.form.get("questions", "human_eval")),
                 reference_kinds=[k for k in request.form.getlist("reference") if k in REFERENCE_KINDS],
                 reference_policy=request.form.get("policy", "hide"),
-                annotator_ids=id_list(request.form.getlist("annotator")),
+                annotator_ids=chosen_annotators(request.form),
                 overlap=optional_overlap(request.form.get("overlap", "")),
             )
             study = setup.create_study(spec, by_user_id=current_user.id)
@@ -124,10 +140,10 @@ def annotators(study_id: int):
     study = _study(study_id)
     try:
         overlap = optional_overlap(request.form.get("overlap", ""))
+        chosen = chosen_annotators(request.form)
     except setup.StudyError as exc:
         flash(str(exc), "error")
         return redirect(url_for("studies.show", study_id=study.id, _anchor="annotators"))
-    chosen = id_list(request.form.getlist("annotator"))
     return _apply(study, lambda: setup.set_annotators(study, chosen, overlap),
                   "Annotators and overlap saved; answers were shared out again (work already done stays).",
                   "annotators")

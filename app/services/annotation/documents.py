@@ -16,7 +16,9 @@ from sqlalchemy import select
 
 from app.core.text import segment_text
 from app.extensions import db
-from app.models import Document, Question, StudyQuestion
+from app.models import Document, Question, StudyAnswer
+from app.services.studies.assignment import may_score
+from app.services.studies.membership import SHOWN
 
 # Bump when the segmentation changes, so browsers drop cached copies (it is part of the ETag).
 SEGMENT_VERSION = 1
@@ -59,11 +61,19 @@ def document_version(sha256: str) -> str:
     return f"{sha256[:16]}-{SEGMENT_VERSION}"
 
 
-def document_payload(document_id: int) -> DocumentPayload | None:
-    """The JSON for the document panel of a document some study asks about, or None if there is none."""
+def readable_by(user_id: int):
+    """Over Document: the account may read it, as one of its questions is theirs to score (assignment.may_score)
+    with an answer shown: the documents of their question pages, no other."""
+    return Document.id.in_(
+        select(Question.document_id).join(StudyAnswer, StudyAnswer.question_id == Question.id)
+        .where(SHOWN, may_score(StudyAnswer.study_id, user_id, StudyAnswer.question_id)))
+
+
+def document_payload(document_id: int, reader_id: int) -> DocumentPayload | None:
+    """The JSON for the document panel, or None when there is no such document for this account."""
+    # Checked before the cache: a cached text is served only to those who may read it.
     head = db.session.execute(
-        select(Document.sha256).where(Document.id == document_id, Document.id.in_(
-            select(Question.document_id).join(StudyQuestion, StudyQuestion.question_id == Question.id)))
+        select(Document.sha256).where(Document.id == document_id, readable_by(reader_id))
     ).first()
     if head is None:
         return None

@@ -79,9 +79,8 @@ def _last_activity_by_round(round_ids: list[int]) -> dict[int, datetime]:
 
 def study_annotators(study: Study) -> list[User]:
     """The study's listed annotators; for an open-to-all study, every annotator and anyone who scored in it."""
-    listed = annotator_ids(study.id)
-    if listed:
-        stmt = select(User).where(User.id.in_(listed))
+    if not study.everyone_may_score:
+        stmt = select(User).where(User.id.in_(annotator_ids(study.id)))
     else:
         with_rounds = select(AnnotationRound.annotator_id).where(AnnotationRound.study_id == study.id)
         stmt = select(User).where((User.role == "annotator") | User.id.in_(with_rounds))
@@ -101,7 +100,7 @@ def annotator_progress(study: Study) -> list[AnnotatorProgress]:
         own = rounds.get(user.id, [])
         current = next((r for r in own if r.status == OPEN), None)
         assigned = assigned_questions(study, user.id)
-        total = sum(n for q, n in sizes.items() if assigned is None or q in assigned)
+        total = sum(n for q, n in sizes.items() if q in assigned)
         rows.append(AnnotatorProgress(
             user_id=user.id, username=user.username, role=user.role, active=user.active,
             round_number=current.number if current else None,
@@ -211,7 +210,9 @@ def _system_rows(study: Study) -> list[SystemRow]:
 
 def study_overview(study: Study) -> StudyOverview:
     listed = annotator_ids(study.id)
-    candidates = list(db.session.scalars(select(User).where(User.active.is_(True)).order_by(User.username)))
+    # Deactivated accounts still on the list stay in the form, so saving it does not drop them unseen.
+    candidates = list(db.session.scalars(select(User).where(User.active.is_(True) | User.id.in_(listed))
+                                         .order_by(User.username)))
     return StudyOverview(
         study=study,
         questions=db.session.scalar(select(func.count()).select_from(StudyQuestion)

@@ -10,7 +10,7 @@ from app.models import AnnotationRound, Document, Question, Reference, Study
 from app.models.corpus import REFERENCE_LABELS
 from app.services.annotation.blinding import ensure_view, visible_answers
 from app.services.annotation.documents import document_version
-from app.services.annotation.rounds import open_round
+from app.services.annotation.rounds import find_open_round, open_round
 from app.services.annotation.scoring import scores_by_answer
 from app.services.annotation.workload import QuestionSlot, Workload, load_workload
 from app.services.studies.references import hidden_kinds
@@ -56,12 +56,16 @@ def shown_references(study: Study, question_id: int) -> tuple[list[tuple[str, st
 
 
 def load_question_page(study: Study, annotator_id: int, question_id: int) -> QuestionPage | None:
-    """The page for one question of the annotator's workload in the study, or None if it is not in it."""
-    round_ = open_round(study.id, annotator_id)
-    workload = load_workload(study, round_.id, annotator_id)
+    """The page for one question of the annotator's workload in the study, or None if it is not in it.
+
+    The round is opened only for a question of the workload: a refused page writes nothing.
+    """
+    current = find_open_round(study.id, annotator_id)
+    workload = load_workload(study, current.id if current else None, annotator_id)
     slot = workload.slot(question_id)
     if slot is None:
         return None
+    round_ = current or open_round(study.id, annotator_id)  # a new round has no scores: the workload stands
     view = ensure_view(round_, question_id)  # records the blind order and the first-view time
     answers = visible_answers(view, study.id)
     scores = scores_by_answer(round_.id, [a.answer_id for a in answers])

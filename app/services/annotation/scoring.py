@@ -10,7 +10,7 @@ import string
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from sqlalchemy import Float, and_, bindparam, case, func, insert, or_, select, update
+from sqlalchemy import Float, and_, bindparam, case, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.core.rubric import SCALE, is_score
@@ -21,20 +21,20 @@ from app.models import (
     QuestionView,
     Score,
     ScoreRevision,
-    Study,
     StudyAnswer,
-    StudyAssignment,
 )
 from app.models.base import utcnow
 from app.models.ids import MAX_DB_ID
 from app.services.data_versions import note_written
 from app.services.input_rules import text_problem
 from app.services.sqlite_writer import one_writer
+from app.services.studies.assignment import in_share, may_score, may_score_question
 from app.services.studies.membership import SHOWN
 
 MAX_COMMENT = 4000
 LETTERS = string.ascii_uppercase
 STARTED_OVER = "Your scoring round has changed (you were started over). Reload the page."
+NOT_YOURS = "This question is not yours to score in this study (any more). Reload the page."
 ANSWER_CHANGED = "Answer {label} is not the text this page showed any more. Reload the page."
 SHA256_HEX = frozenset("0123456789abcdef")
 # Active seconds the page reports with a save: a whole number, at most a day (no one scores one
@@ -148,14 +148,16 @@ class SaveContext:
     order: list[int]
 
 
-# Built once: the save endpoint is the hottest path, and statement construction is not free.
+# Built once: the save endpoint is the hottest path, and statement construction is not free. The
+# annotator's open round and view, only where the page's own rule lets them score the question
+# (assignment.may_score: an open study they are on, the question in their share).
 _CONTEXT = (
     select(AnnotationRound.id, AnnotationRound.number, QuestionView.order)
     .join(QuestionView, QuestionView.round_id == AnnotationRound.id)
-    .join(Study, Study.id == AnnotationRound.study_id)
     .where(
         AnnotationRound.study_id == bindparam("study_id"), AnnotationRound.annotator_id == bindparam("annotator_id"),
-        AnnotationRound.status == "open", Study.status == "open", QuestionView.question_id == bindparam("question_id"),
+        AnnotationRound.status == "open", QuestionView.question_id == bindparam("question_id"),
+        may_score(bindparam("study_id"), bindparam("annotator_id"), bindparam("question_id")),
     )
 )
 _OPEN_ROUND_NUMBER = select(AnnotationRound.number).where(
@@ -189,7 +191,7 @@ def _execute(statement, parameters: dict):
 
 
 def load_save_context(annotator_id: int, study_id: int, question_id: int) -> SaveContext | None:
-    """The annotator's open round in an open study and its view of the question, or None."""
+    """The annotator's open round and view of the question, where they may score it (see _CONTEXT), or None."""
     found = _execute(_CONTEXT, {"annotator_id": annotator_id, "study_id": study_id, "question_id": question_id}).first()
     if found is None:
         return None
@@ -289,11 +291,7 @@ def _progress_statement():
     The annotator's answers: those the study shows, on the questions assigned to them when the
     study has an overlap limit; each joined with this round's score on it, if any.
     """
-    assigned = or_(
-        select(Study.overlap).where(Study.id == bindparam("study_id")).scalar_subquery().is_(None),
-        StudyAnswer.question_id.in_(select(StudyAssignment.question_id).where(
-            StudyAssignment.study_id == bindparam("study_id"), StudyAssignment.user_id == bindparam("user_id"))),
-    )
+    assigned = in_share(bindparam("study_id"), bindparam("user_id"), StudyAnswer.question_id)
     on_question = StudyAnswer.question_id == bindparam("question_id")
     return (
         select(
@@ -321,12 +319,16 @@ def progress_after_save(context: SaveContext, question_id: int) -> Progress:
 def save_from_request(annotator_id: int, data: object) -> dict:
     """Validate, resolve and store one save of the question page; return the JSON answer or raise ScoreError.
 
-    400 for a malformed save; 409 with `reload` when the page no longer matches the annotator's
-    round, the answers shown or their exact texts (the page must reload, not retry).
+    400 for a malformed save; 404 when the account may not score this question of this study (not
+    open, not on it, not in its share: the page's own rule); 409 with `reload` when the page no
+    longer matches the annotator's round, the answers shown or their exact texts (the page must
+    reload, not retry).
     """
     payload = parse_score_payload(data)
     context = load_save_context(annotator_id, payload.study_id, payload.question_id)
     if context is None:
+        if not may_score_question(payload.study_id, annotator_id, payload.question_id):
+            raise ScoreError(NOT_YOURS, status=404, reload=True)
         current = _execute(_OPEN_ROUND_NUMBER, {"annotator_id": annotator_id, "study_id": payload.study_id}).scalar()
         if current is None or payload.round_number not in (None, current):
             raise ScoreError(STARTED_OVER, status=409, reload=True)

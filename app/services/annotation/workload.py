@@ -21,7 +21,7 @@ from app.models import (
     StudyAnswer,
     StudyQuestion,
 )
-from app.services.studies.assignment import assigned_questions
+from app.services.studies.assignment import in_share
 from app.services.studies.membership import shown_answers, study_scores
 
 SNIPPET_CHARS = 90
@@ -132,8 +132,11 @@ class Workload:
         return same.index(question_id) + 1, len(same)
 
 
-def shown_answer_counts(study_id: int, question_ids: set[int] | None) -> list[tuple]:
-    """Rows (question, document, title, task, position, instruction, answers) in the study's order."""
+def shown_answer_counts(study_id: int, annotator_id: int | None = None) -> list[tuple]:
+    """Rows (question, document, title, task, position, instruction, answers) in the study's order.
+
+    With an annotator, only the questions in their share (see assignment.in_share).
+    """
     stmt = (
         shown_answers(study_id, Question.id, Question.document_id, Document.title, Document.task, StudyQuestion.position,
                       Question.instruction, func.count(StudyAnswer.id))
@@ -141,8 +144,8 @@ def shown_answer_counts(study_id: int, question_ids: set[int] | None) -> list[tu
         .group_by(Question.id, Document.id, StudyQuestion.position)
         .order_by(StudyQuestion.position)
     )
-    if question_ids is not None:
-        stmt = stmt.where(Question.id.in_(question_ids))
+    if annotator_id is not None:
+        stmt = stmt.where(in_share(study_id, annotator_id, Question.id))
     return list(db.session.execute(stmt))
 
 
@@ -159,12 +162,11 @@ def scored_counts(study_id: int, round_id: int) -> dict[int, int]:
 def load_workload(study: Study, round_id: int | None, annotator_id: int) -> Workload:
     """The annotator's questions in order, each with how many of its answers the round has scored."""
     scored = scored_counts(study.id, round_id) if round_id is not None else {}
-    assigned = assigned_questions(study, annotator_id)
     slots = [
         QuestionSlot(
             question_id=qid, document_id=doc_id, document_title=title, task=task, position=position,
             instruction=instruction, total=total, scored=scored.get(qid, 0),
         )
-        for qid, doc_id, title, task, position, instruction, total in shown_answer_counts(study.id, assigned)
+        for qid, doc_id, title, task, position, instruction, total in shown_answer_counts(study.id, annotator_id)
     ]
     return Workload(slots)

@@ -105,7 +105,10 @@ def load_current_scores(study_id: int, *, include_stale: bool = False) -> Curren
     ).all()
     progress = []
     for user_id, name, active, number in sorted(rounds, key=lambda row: row[1]):
-        assigned = assigned_questions(study, user_id) if study is not None else None
-        share = total if assigned is None else sum(n for q, n in sizes.items() if q in assigned)
+        if study is None:
+            share = total
+        else:
+            assigned = assigned_questions(study, user_id)
+            share = sum(n for q, n in sizes.items() if q in assigned)
         progress.append(AnnotatorProgress(name, bool(active), number, scored.get(name, 0), share))
     return CurrentScores(records, progress, total)

@@ -1,16 +1,23 @@
-"""Who scores what: a study's annotators and its overlap k.
+"""Who scores what: a study's annotators, its overlap k, and the one rule every annotator page and save obeys.
 
-With no overlap set, every annotator of the study scores every answer. With overlap k, each
-question (so each of its answers) goes to k of the study's annotators, spreading the answers
-evenly; ties go to a random annotator, so nobody can tell from the plan whose questions are
-whose. Rebalancing keeps every assignment that already has scores.
+A study is open to every account (everyone_may_score) or to the accounts it lists; a study that
+lists nobody and is not open to everyone is open to nobody. With no overlap set, every annotator
+of the study scores every answer. With overlap k, each question (so each of its answers) goes to k
+of the study's annotators, spreading the answers evenly; ties go to a random annotator, so nobody
+can tell from the plan whose questions are whose. Rebalancing keeps every assignment that already
+has scores.
+
+The rule is written once, as SQL conditions (`scores_in`, `in_share`, `may_score`), so that the
+pages, the save endpoint (in its single query), the document panel and the study list all ask the
+same question.
 """
 from __future__ import annotations
 
 import secrets
 from collections import defaultdict
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import ColumnElement, and_, delete, exists, func, or_, select
+from sqlalchemy.orm import aliased
 
 from app.extensions import db
 from app.models import (
@@ -21,9 +28,12 @@ from app.models import (
     StudyAnnotator,
     StudyAnswer,
     StudyAssignment,
+    StudyQuestion,
     User,
 )
 from app.services.studies.membership import SHOWN
+
+OPEN = "open"
 
 
 class AssignmentError(ValueError):
@@ -31,23 +41,53 @@ class AssignmentError(ValueError):
 
 
 def annotator_ids(study_id: int) -> list[int]:
-    """The study's own annotator list ([] means: open to every account)."""
+    """The accounts the study lists (read with everyone_may_score: [] on a restricted study means nobody)."""
     return list(db.session.scalars(select(StudyAnnotator.user_id).where(StudyAnnotator.study_id == study_id)
                                    .order_by(StudyAnnotator.user_id)))
 
 
+# The conditions take values, bind parameters or columns of the enclosing query. They read every
+# table through aliases of their own, so that any query may use them without its own tables being
+# correlated into them.
+
+
+def scores_in(study_id, user_id) -> ColumnElement[bool]:
+    """True when the account scores in the study now: it is open, and open to every account or lists this one."""
+    study, listed = aliased(Study), aliased(StudyAnnotator)
+    on_list = exists().where(listed.study_id == study.id, listed.user_id == user_id)
+    return exists().where(study.id == study_id, study.status == OPEN,
+                          or_(study.everyone_may_score.is_(True), on_list))
+
+
+def in_share(study_id, user_id, question_id) -> ColumnElement[bool]:
+    """True when the question is the account's to score in the study: one of the study's questions, and
+    with an overlap, one assigned to the account."""
+    study, asked, given = aliased(Study), aliased(StudyQuestion), aliased(StudyAssignment)
+    in_study = exists().where(asked.study_id == study_id, asked.question_id == question_id)
+    unlimited = exists().where(study.id == study_id, study.overlap.is_(None))
+    assigned = exists().where(given.study_id == study_id, given.user_id == user_id, given.question_id == question_id)
+    return and_(in_study, or_(unlimited, assigned))
+
+
+def may_score(study_id, user_id, question_id) -> ColumnElement[bool]:
+    """The whole rule for one question: the account scores in the open study, and the question is in its share."""
+    return and_(scores_in(study_id, user_id), in_share(study_id, user_id, question_id))
+
+
 def may_annotate(study: Study, user: User) -> bool:
-    """Tell whether this account scores in this study."""
-    listed = annotator_ids(study.id)
-    return user.id in listed if listed else True
+    """Tell whether this account scores in this study now (an open study it may score in)."""
+    return bool(db.session.scalar(select(scores_in(study.id, user.id))))
 
 
-def assigned_questions(study: Study, user_id: int) -> set[int] | None:
-    """The questions given to this annotator, or None when the study has no overlap limit."""
-    if study.overlap is None:
-        return None
-    return set(db.session.scalars(select(StudyAssignment.question_id).where(
-        StudyAssignment.study_id == study.id, StudyAssignment.user_id == user_id)))
+def may_score_question(study_id: int, user_id: int, question_id: int) -> bool:
+    """Tell whether this account may score this question of this study now (its answers shown aside)."""
+    return bool(db.session.scalar(select(may_score(study_id, user_id, question_id))))
+
+
+def assigned_questions(study: Study, user_id: int) -> set[int]:
+    """The study's questions in this annotator's share (all of them without an overlap)."""
+    return set(db.session.scalars(select(StudyQuestion.question_id).where(
+        StudyQuestion.study_id == study.id, in_share(study.id, user_id, StudyQuestion.question_id))))
 
 
 def _answers_per_question(study_id: int) -> dict[int, int]:

@@ -17,6 +17,7 @@ from app.models import (
     User,
 )
 from app.models.ids import is_db_id
+from app.services.studies.assignment import scores_in
 from app.services.studies.membership import SHOWN
 
 
@@ -64,11 +65,8 @@ def require_study(reference: str | int | None) -> Study:
 
 
 def studies_for(user: User) -> list[Study]:
-    """The open studies this account scores in, oldest first."""
-    listed = select(StudyAnnotator.study_id).where(StudyAnnotator.user_id == user.id)
-    anyone = select(Study.id).where(~Study.id.in_(select(StudyAnnotator.study_id)))
-    stmt = (select(Study).where(Study.status == "open", Study.id.in_(listed) | Study.id.in_(anyone))
-            .order_by(Study.created_at, Study.id))
+    """The open studies this account scores in, oldest first (assignment.scores_in: the pages' rule)."""
+    stmt = select(Study).where(scores_in(Study.id, user.id)).order_by(Study.created_at, Study.id)
     return list(db.session.scalars(stmt))
 
 
@@ -78,7 +76,7 @@ class StudyRow:
     questions: int
     systems: int
     answers: int
-    annotators: int  # 0: open to every account
+    annotators: int  # listed accounts (see study.everyone_may_score)
     scores: int
 
 

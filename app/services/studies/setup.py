@@ -44,7 +44,8 @@ class StudySpec:
     reference_kinds: list[str] = field(default_factory=lambda: list(REFERENCE_KINDS))
     reference_policy: str = "hide"
     overlap: int | None = None
-    annotator_ids: list[int] = field(default_factory=list)  # []: every account may score
+    # None: every account may score (an explicit choice); a list: only these accounts, at least one.
+    annotator_ids: list[int] | None = None
     status: str = "draft"
     is_demo: bool = False
 
@@ -78,7 +79,24 @@ def _check_references(kinds: list[str], policy: str) -> None:
         raise StudyError(f"Reference policy must be one of {', '.join(REFERENCE_POLICIES)}.")
 
 
-def _check_overlap(overlap: int | None, annotator_ids: list[int]) -> None:
+EMPTY_LIST = ("Check at least one annotator, or choose that every account may score: a study restricted to "
+              "its annotators needs one. Nothing was changed.")
+
+
+def _check_annotators(user_ids: list[int] | None) -> list[int] | None:
+    """The listed accounts without repeats (None: every account may score); an empty list is refused."""
+    if user_ids is None:
+        return None
+    wanted = list(dict.fromkeys(user_ids))
+    if not wanted:
+        raise StudyError(EMPTY_LIST)
+    found = set(db.session.scalars(select(User.id).where(User.id.in_(wanted))))
+    if len(found) != len(wanted):
+        raise StudyError("No such user in the annotator list.")
+    return wanted
+
+
+def _check_overlap(overlap: int | None, annotator_ids: list[int] | None) -> None:
     if overlap is None:
         return
     if not annotator_ids:
@@ -99,20 +117,21 @@ def create_study(spec: StudySpec, *, by_user_id: int | None = None) -> Study:
         raise StudyError(f"No such question: {', '.join(str(q) for q in questions if q not in known)}.")
     systems = answering_systems(questions) if spec.system_ids is None else list(dict.fromkeys(spec.system_ids))
     _check_references(spec.reference_kinds, spec.reference_policy)
-    _check_overlap(spec.overlap, spec.annotator_ids)
     if spec.status not in STUDY_STATUSES:
         raise StudyError(f"Status must be one of {', '.join(STUDY_STATUSES)}.")
     problem = text_problem(spec.description)
     if problem:
         raise StudyError(f"The description {problem}.")
+    annotators = _check_annotators(spec.annotator_ids)
+    _check_overlap(spec.overlap, annotators)
     study = Study(name=name, description=spec.description.strip(), status=spec.status, overlap=spec.overlap,
                   reference_kinds=list(spec.reference_kinds), reference_policy=spec.reference_policy,
-                  is_demo=spec.is_demo, created_by_id=by_user_id)
+                  is_demo=spec.is_demo, everyone_may_score=annotators is None, created_by_id=by_user_id)
     db.session.add(study)
     db.session.flush()
     for position, question_id in enumerate(questions):
         db.session.add(StudyQuestion(study_id=study.id, question_id=question_id, position=position))
-    for user_id in dict.fromkeys(spec.annotator_ids):
+    for user_id in annotators or []:
         db.session.add(StudyAnnotator(study_id=study.id, user_id=user_id))
     db.session.flush()
     set_systems(study, systems)
@@ -175,16 +194,15 @@ def set_questions(study: Study, question_ids: list[int]) -> None:
     assignment.rebalance(study)
 
 
-def set_annotators(study: Study, user_ids: list[int], overlap: int | None) -> None:
-    """Set who scores and how many annotators score each answer (None: all of them)."""
-    wanted = list(dict.fromkeys(user_ids))
-    found = set(db.session.scalars(select(User.id).where(User.id.in_(wanted))))
-    if len(found) != len(wanted):
-        raise StudyError("No such user in the annotator list.")
+def set_annotators(study: Study, user_ids: list[int] | None, overlap: int | None) -> None:
+    """Set who scores (None: every account may score; else exactly these accounts, at least one) and how
+    many annotators score each answer (overlap None: all of them). Refused requests change nothing."""
+    wanted = _check_annotators(user_ids)
     _check_overlap(overlap, wanted)
     db.session.execute(delete(StudyAnnotator).where(StudyAnnotator.study_id == study.id))
-    for user_id in wanted:
+    for user_id in wanted or []:
         db.session.add(StudyAnnotator(study_id=study.id, user_id=user_id))
+    study.everyone_may_score = wanted is None
     study.overlap = overlap
     db.session.flush()
     assignment.rebalance(study)
