@@ -5,7 +5,8 @@
 - app/models imports neither services, pages nor commands;
 - no module cycle (type-checking imports included) and no cycle between service packages
   (function-level imports included);
-- app/ holds a handful of entries, and no feature goes by two nouns.
+- app/ holds a handful of entries, and no feature goes by two nouns;
+- one module (app/web/downloads.py) writes every Content-Disposition header.
 """
 from __future__ import annotations
 
@@ -123,6 +124,38 @@ def test_app_has_few_entries_and_no_twin_nouns():
     found = sorted(str(p.relative_to(REPO_ROOT)) for p in APP.rglob("*")
                    if p.name != "__pycache__" and (p.stem in twins))
     assert not found, f"a feature under a second noun: {found}"
+
+
+# Ways to write a download's Content-Disposition: by name, or through Flask/Werkzeug's file senders.
+DOWNLOAD_HEADER_WRITERS = ("content-disposition", "download_name", "as_attachment", "send_file", "send_from_directory")
+DOWNLOADS_OWNER = APP / "web" / "downloads.py"
+
+
+def download_header_writers(root: Path) -> list[str]:
+    """path:line of every mention of a download header writer under root, the owner's own excepted."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.resolve() == DOWNLOADS_OWNER.resolve():
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if any(writer in line.lower() for writer in DOWNLOAD_HEADER_WRITERS):
+                found.append(f"{path.relative_to(root.parent)}:{number}: {line.strip()}")
+    return found
+
+
+def test_one_module_writes_every_content_disposition():
+    """A download's file name is user text (a document's source, a study's name): only app.web.downloads
+    sanitises it into the header. Anywhere else, a quote or a line break in a name is a header injection."""
+    assert DOWNLOADS_OWNER.exists()
+    assert not download_header_writers(APP), "write downloads with app.web.downloads.attachment"
+
+
+def test_the_download_header_guard_finds_a_planted_writer(tmp_path):
+    planted = tmp_path / "app" / "web" / "planted.py"
+    planted.parent.mkdir(parents=True)
+    planted.write_text('headers = {"Content-Disposition": f\'attachment; filename="{name}"\'}\n', encoding="utf-8")
+    assert download_header_writers(tmp_path / "app") == [
+        'app/web/planted.py:1: headers = {"Content-Disposition": f\'attachment; filename="{name}"\'}']
 
 
 def test_app_has_no_import_cycle():

@@ -66,7 +66,8 @@ def test_dry_run_then_launch_then_download(demo, client, auth, stub, workers):
     page = client.get(f"/generate/runs/{run_id}").get_data(as_text=True)
     assert "model.reported" in page and "page-model" in page and "No document was cut" in page
     download = client.get(f"/generate/runs/{run_id}/download")
-    assert download.headers["Content-Disposition"] == 'attachment; filename="page-model-16k.pred.jsonl"'
+    assert download.headers["Content-Disposition"] == ("attachment; filename=page-model-16k.pred.jsonl; "
+                                                       "filename*=UTF-8''page-model-16k.pred.jsonl")
     rows = [json.loads(line) for line in download.get_data(as_text=True).splitlines()]
     assert len(rows) == 10 and list(rows[0]) == ["query", "gt", "prompt", "page-model-16k_pred", "evaluation"]
     metrics = wait_for_job(demo, job.result["metrics_job"], lambda j: j.status in ("done", "failed"), timeout=30)

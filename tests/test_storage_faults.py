@@ -217,3 +217,97 @@ def test_healthz_stays_ok_when_many_requests_probe_at_once(app):
     for thread in threads:
         thread.join()
     assert statuses == [200] * 120
+
+
+# -- every folder the app writes (audit "Hardening, second round", finding 9) ----------------------------------
+# We run as root, for whom chmod read-only changes nothing, and a read-only bind mount needs privileges the
+# suite does not have: the faults are injected where a write reaches the operating system.
+
+@contextmanager
+def folder_fault(folder, kind: str, *, below: bool = False):
+    """Writes in `folder` (and in every folder below it, when asked) fail as on a read-only mount (EROFS when
+    a file is opened for writing) or a full disk (ENOSPC when bytes are written; Python's buffered files
+    at their open). Reads, and every other folder, are untouched."""
+    import builtins
+    import errno
+    import io
+    from pathlib import Path
+
+    target = Path(folder).resolve()
+    failing: set[int] = set()
+    real_os_open, real_os_write, real_io_open = os.open, os.write, io.open
+
+    def hit(path) -> bool:
+        if isinstance(path, int):
+            return False
+        parent = Path(os.fsdecode(path)).resolve().parent
+        return parent == target or (below and parent.is_relative_to(target))
+
+    def refused(path, code: int) -> OSError:
+        return OSError(code, os.strerror(code), os.fsdecode(path))
+
+    def os_open(path, flags, mode=0o777, *args, **kwargs):
+        if hit(path) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+            if kind == "readonly":
+                raise refused(path, errno.EROFS)
+            handle = real_os_open(path, flags, mode, *args, **kwargs)
+            failing.add(handle)
+            return handle
+        return real_os_open(path, flags, mode, *args, **kwargs)
+
+    def os_write(handle, data):
+        if handle in failing:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_os_write(handle, data)
+
+    def io_open(file, mode="r", *args, **kwargs):
+        if hit(file) and any(flag in mode for flag in "wax+"):
+            raise refused(file, errno.EROFS if kind == "readonly" else errno.ENOSPC)
+        return real_io_open(file, mode, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "open", os_open)
+        patch.setattr(os, "write", os_write)
+        patch.setattr(io, "open", io_open)
+        patch.setattr(builtins, "open", io_open)
+        yield
+
+
+def app_folders(app) -> dict:
+    """Where the app writes files, as the README and app/config.py say, found without asking the app."""
+    from pathlib import Path
+
+    instance = Path(app.instance_path)
+    return {"instance": instance, "uploads": instance / "uploads", "staging": instance / "uploads" / "staging",
+            "deleted": instance / "deleted", "downloads": instance / "downloads"}
+
+
+@pytest.mark.parametrize("kind", ["readonly", "full"])
+@pytest.mark.parametrize("label", ["instance", "uploads", "staging", "deleted", "downloads"])
+def test_healthz_answers_503_when_any_folder_the_app_writes_is_read_only_or_full(app, label, kind):
+    app.config["LEVAL_HEALTH_PROBE_SECONDS"] = 0  # no remembered success
+    client = app.test_client()
+    assert client.get("/healthz").status_code == 200
+    folder = app_folders(app)[label]
+    with folder_fault(folder, kind):
+        health = client.get("/healthz")
+    body = health.get_json()
+    assert health.status_code == 503 and body["status"] == "degraded" and body["retryable"] is True
+    assert body["db"].startswith(f"error: {kind}: {label} folder {folder}: "), body
+    assert health.headers["Retry-After"]
+    assert client.get("/healthz").get_json() == {"status": "ok", "db": "ok"}  # a failure is never remembered
+    assert not [p.name for p in folder.iterdir() if p.name.startswith(".health-probe")], "the probe cleans up"
+
+
+def test_a_read_only_uploads_folder_fails_the_upload_and_healthz_alike(demo):  # noqa: F811
+    """The finding: uploads answered 503, /healthz said 200 ok."""
+    from tests.support.predictions import demo_file, post_upload
+
+    demo.config["LEVAL_HEALTH_PROBE_SECONDS"] = 0
+    client, auth = signed_in(demo, "researcher")
+    with folder_fault(app_folders(demo)["uploads"], "readonly", below=True):
+        response = post_upload(client, auth, [("alpha.pred.jsonl",
+                                               demo_file("human_eval/terse-13b.pred.jsonl", "alpha"))])
+        health = demo.test_client().get("/healthz")
+    assert response.status_code == 503 and "Nothing was saved" in response.get_data(as_text=True)
+    assert health.status_code == 503 and health.get_json()["db"].startswith("error: readonly: uploads folder")

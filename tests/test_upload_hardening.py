@@ -177,19 +177,19 @@ def _errors_of(app, researcher, auth, name: str, raw: bytes, system: str = "") -
 
 
 @pytest.mark.parametrize("change, field, message", [
-    (lambda row: row | {"nul_pred": "an answer \x00 with NUL"}, "nul_pred", "NUL character"),
+    (lambda row: row | {"withnul_pred": "an answer \x00 with NUL"}, "withnul_pred", "NUL character"),
     (lambda row: row | {"query": row["query"] + "\x00"}, "query", "NUL character"),
     (lambda row: row | {"prompt": "p\x00"}, "prompt", "NUL character"),
     (lambda row: row | {"evaluation": "e" * 21}, "evaluation", "21 characters long; at most 20"),
 ])
 def test_rows_the_database_cannot_store_are_refused_by_line_and_field(app, researcher, auth, change, field, message):
-    rows = as_system(demo_rows(QUALITY), "nul")
+    rows = as_system(demo_rows(QUALITY), "withnul")
     rows[2] = change(rows[2])
-    errors = _errors_of(app, researcher, auth, "nul.pred.jsonl", jsonl(rows))
+    errors = _errors_of(app, researcher, auth, "withnul.pred.jsonl", jsonl(rows))
     assert len(errors) == 1 and errors[0]["line"] == 3 and errors[0]["field"] == field, errors
     assert message in errors[0]["message"]
     with app.app_context():
-        assert db.session.scalars(select(System).where(System.name == "nul")).first() is None
+        assert db.session.scalars(select(System).where(System.name == "withnul")).first() is None
 
 
 def test_a_prediction_key_longer_than_its_column_is_refused(app, researcher, auth):

@@ -13,6 +13,7 @@ from app.cli.database import upgrade_database
 from app.core.metrics.files import FileFormatError, describe
 from app.services import demo
 from app.services.download import DownloadError, download_human_eval
+from app.services.folders import downloads_folder
 from app.services.importers import ImportReport, import_path
 from app.services.importers.runner import find_files
 
@@ -32,7 +33,7 @@ def import_leval(path: Path | None, download: bool, allow_unmatched: bool, repla
     if download:
         base = current_app.config["LEVAL_DOWNLOAD_BASE"]
         try:
-            path = download_human_eval(base, Path(current_app.instance_path) / "downloads")
+            path = download_human_eval(base, downloads_folder())
         except DownloadError as exc:
             raise click.ClickException(f"download failed: {exc}") from None
         click.echo(f"Downloaded L-Eval's human-eval files to {path}", err=True)

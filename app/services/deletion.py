@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from flask import current_app
 from sqlalchemy import delete, func, select
 
 from app.extensions import db
+from app.services.folders import deleted_folder
 from app.models import (
     AnnotationRound,
     Answer,
@@ -113,7 +113,7 @@ def export_before_deleting(plan: DeletionPlan) -> Path | None:
         select(AnnotationRound.study_id).join(Score, Score.round_id == AnnotationRound.id)
         .where(Score.id.in_(plan.score_ids))
     )))
-    folder = Path(current_app.instance_path) / "deleted"
+    folder = deleted_folder()
     folder.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     path = folder / f"{_slug(plan.what)}-{stamp}.jsonl"

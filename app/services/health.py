@@ -1,4 +1,5 @@
-"""The storage's health: the database can be read and written, its file is intact, the instance folder takes writes.
+"""The storage's health: the database can be read and written, its file is intact, and every folder the app
+writes files in (app.services.folders: instance, uploads, staging, deleted, downloads) takes a write.
 
 `/healthz` and the start of the server ask here. Successful probes are remembered for a few
 seconds per process (LEVAL_HEALTH_PROBE_SECONDS; the integrity check, which reads the whole
@@ -12,6 +13,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from flask import current_app
@@ -20,6 +22,7 @@ from sqlalchemy.exc import DBAPIError
 
 from app.extensions import db
 from app.models import Setting
+from app.services.folders import written_folders
 
 
 @dataclass(frozen=True)
@@ -31,7 +34,7 @@ class StorageFailure:
 STORAGE_MESSAGES = {
     "busy": "The database is busy with another write. Nothing was saved; please retry.",
     "full": "The server's disk is full. Nothing was saved; please retry once an admin has freed space.",
-    "readonly": "The server cannot write to its database or instance folder. Nothing was saved; please retry later.",
+    "readonly": "The server cannot write to its database or its folders. Nothing was saved; please retry later.",
     "unavailable": "The database cannot be reached. Nothing was saved; please retry.",
     "damaged": "The database cannot be read: it may be damaged. Nothing was saved; tell an admin.",
 }
@@ -92,15 +95,18 @@ _remembered: dict[str, _Remembered] = {}
 
 
 def check_storage(*, force: bool = False) -> Health:
-    """Read, write and (SQLite) integrity-check the database, and write to the instance folder."""
+    """Read, write and (SQLite) integrity-check the database, and write a file in every folder the app writes."""
     config = current_app.config
     memory = _remembered.setdefault(config["SQLALCHEMY_DATABASE_URI"], _Remembered())
+    every = 0.0 if force else float(config.get("LEVAL_HEALTH_PROBE_SECONDS", DEFAULT_PROBE_SECONDS))
     intervals = {
-        "database": 0.0 if force else float(config.get("LEVAL_HEALTH_PROBE_SECONDS", DEFAULT_PROBE_SECONDS)),
+        "database": every,
         "integrity": 0.0 if force else float(config.get("LEVAL_HEALTH_INTEGRITY_SECONDS", DEFAULT_INTEGRITY_SECONDS)),
-        "instance": 0.0 if force else float(config.get("LEVAL_HEALTH_PROBE_SECONDS", DEFAULT_PROBE_SECONDS)),
     }
-    probes = {"database": _read_and_write, "integrity": integrity_problem, "instance": _instance_folder_problem}
+    probes = {"database": _read_and_write, "integrity": integrity_problem}
+    for label, folder in written_folders().items():
+        name = f"{label} folder {folder}"
+        probes[name], intervals[name] = partial(_folder_problem, folder), every
     for name, probe in probes.items():
         if _fresh(memory, name, intervals[name]):
             continue
@@ -146,15 +152,22 @@ def _read_and_write() -> str:
     return ""
 
 
-def _instance_folder_problem() -> str:
-    """Write, flush and remove a small file in the instance folder (sessions' secret, uploads, exports live there)."""
+def _folder_problem(folder: Path) -> str:
+    """Create (when missing) the folder, then write, flush and remove a small file in it.
+
+    The file goes through os.open/os.write, as a write of the app's own does: a read-only folder fails the
+    open (EROFS, EACCES), a full disk the write (ENOSPC).
+    """
+    folder.mkdir(parents=True, exist_ok=True)
     # A name of this process's own: server processes sharing the instance folder probe at the same time.
-    path = Path(current_app.instance_path) / f"{PROBE_FILE}-{os.getpid()}"
-    with open(path, "wb") as handle:
-        handle.write(b"ok\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    path.unlink()
+    path = folder / f"{PROBE_FILE}-{os.getpid()}"
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(handle, b"ok\n")
+        os.fsync(handle)
+    finally:
+        os.close(handle)
+        path.unlink(missing_ok=True)
     return ""
 
 

@@ -8,11 +8,11 @@ the same message, naming the field. Maximum lengths come from the model columns 
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Any
 
 from sqlalchemy.orm import InstrumentedAttribute
 
+from app.core.filenames import is_hidden, is_only_dots, is_windows_reserved
 from app.core.text import strings_in
 from app.models import Prediction, PredictionFile, System
 
@@ -21,9 +21,12 @@ NUL_PROBLEM = "contains a NUL character (\\u0000), which the database cannot sto
 # JSON's \\u escapes can name half of a surrogate pair; no database (nor UTF-8) can store it.
 SURROGATE_PROBLEM = "holds half of a surrogate pair, which is not valid Unicode text"
 _SURROGATE = re.compile("[\ud800-\udfff]")
-# A system name (README, "Limits"): 1-120 characters, no control characters, no / or \, no space at either end.
-SYSTEM_NAME_RULE = ("a system name has 1 to 120 characters, no control characters, no / or \\ and no space at "
-                    "either end")
+# A system name (README, "Limits"): it becomes a file name (`<name>.pred.jsonl`, downloads) and is shown
+# beside other names, so it holds nothing that hides (bidi controls, zero-width characters), nothing a path
+# reads as a folder (/ \\, only dots) and no device name Windows reserves.
+SYSTEM_NAME_RULE = ("a system name has 1 to 120 characters, no control characters, no invisible or text-direction "
+                    "characters (such as U+202E or U+200B), no / or \\, no space at either end, is not only dots "
+                    "and is not a name Windows reserves (CON, PRN, AUX, NUL, COM1-COM9, LPT1-LPT9)")
 _PATH_SEPARATORS = frozenset("/\\")
 # Longest answer annotators are shown without a researcher's decision (README, "Limits"); longer ones are
 # imported and scored by the metrics, but held out of studies until a researcher shows them.
@@ -85,14 +88,15 @@ def _unstorable(value: Any) -> str | None:
 
 
 def system_name_problem(name: str) -> str | None:
-    """Why a system name is refused (empty, too long, NUL or outside the pattern), or None."""
+    """Why a system name is refused (empty, too long, NUL or outside SYSTEM_NAME_RULE), or None: the one check of
+    every path that names a system (uploads, the command-line importers, LV-Eval, generation's *Store as system*)."""
     if not name:
         return "the system name is empty (a file named only `.pred.jsonl`?)"
     problem = text_problem(name, column=System.name)
     if problem:
         return f"the system name {problem}"
-    if (name != name.strip() or any(ch in _PATH_SEPARATORS or unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp")
-                                    for ch in name)):
+    if (name != name.strip() or any(ch in _PATH_SEPARATORS or is_hidden(ch) for ch in name) or is_only_dots(name)
+            or is_windows_reserved(name)):
         return f"the system name {name[:60]!r} is not allowed: {SYSTEM_NAME_RULE}"
     return None
 

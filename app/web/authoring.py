@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from flask import (
     Blueprint,
-    Response,
     abort,
     flash,
     jsonify,
@@ -18,6 +17,7 @@ from app.extensions import db
 from app.models import AuthoredPair, Document
 from app.models.generation import AUTHORED
 from app.services import authoring
+from app.web.downloads import attachment
 from app.web.security import staff_required
 
 bp = Blueprint("authoring", __name__)
@@ -150,4 +150,4 @@ def delete(pair_id: int):
 @staff_required
 def export(document_id: int):
     name, text = authoring.export_document(_document_or_404(document_id))
-    return Response(text, mimetype="application/x-ndjson", headers={"Content-Disposition": f'attachment; filename="{name}"'})
+    return attachment(text, name, "jsonl")

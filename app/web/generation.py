@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from flask import (
     Blueprint,
-    Response,
     abort,
     flash,
     redirect,
@@ -41,6 +40,7 @@ from app.services.generation.spec import (
 from app.services.jobs import DuplicateJob
 from app.services.llm import endpoints
 from app.services.question_sets import available_sets
+from app.web.downloads import attachment
 from app.web.forms import Storable
 from app.web.security import roles_required, staff_required
 
@@ -199,8 +199,7 @@ def run(run_id: int):
 @staff_required
 def download(run_id: int):
     name, text, _, _ = store.pred_file(_run_or_404(run_id))
-    return Response(text, mimetype="application/x-ndjson",
-                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
+    return attachment(text, name, "jsonl")
 
 
 @bp.get("/compare")

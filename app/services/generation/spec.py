@@ -10,6 +10,7 @@ from app.core.generation import tokens
 from app.core.generation.prompts import PromptProfile, Question
 from app.models import GenerationPrompt
 from app.services.generation import prompt_versions
+from app.services.input_rules import system_name_problem
 from app.services.llm import endpoints
 from app.services.question_sets import QuestionSetError, documents_for, select_questions
 
@@ -67,7 +68,9 @@ def check_spec(spec: RunSpec) -> None:
         raise GenerationError(f"base URL: {exc}") from None
     if not spec.model.strip() or len(spec.model) > 200:
         raise GenerationError("model: name the model the server serves")
-    if not _SYSTEM_NAME.match(spec.system_name or ""):
+    if problem := system_name_problem(spec.system_name or ""):
+        raise GenerationError(f"system name: {problem}")
+    if not _SYSTEM_NAME.match(spec.system_name):  # besides the rule every system name follows: plain ASCII
         raise GenerationError("system name: letters, digits and . _ + - only (at most 120), starting with a letter or digit")
     checks = (
         (isinstance(spec.context_tokens, int) and 1 <= spec.context_tokens <= 10_000_000, "context tokens: a whole number of tokens"),

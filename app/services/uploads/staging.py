@@ -15,8 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flask import current_app
-
+from app.services.folders import instance_folder, staging_folder, upload_folder
 from app.services.uploads.archive import READ_CHUNK
 from app.services.uploads.file_preview import FilePreview
 
@@ -55,11 +54,11 @@ class Batch:
 
 
 def upload_root() -> Path:
-    return Path(current_app.config["UPLOAD_FOLDER"])
+    return upload_folder()
 
 
 def staging_root() -> Path:
-    folder = upload_root() / "staging"
+    folder = staging_folder()
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
@@ -137,7 +136,7 @@ def stored_relative_path(sha256: str) -> str:
     """The confirmed file's path (relative to the instance folder when inside it), as recorded on PredictionFile."""
     target = upload_root().resolve() / f"{sha256}.jsonl"
     try:
-        return target.relative_to(Path(current_app.instance_path).resolve()).as_posix()
+        return target.relative_to(instance_folder().resolve()).as_posix()
     except ValueError:
         return str(target)
 

@@ -1,10 +1,7 @@
 """Downloads (scores, L-Eval layout, results JSON) and the length-instruction tools."""
 from __future__ import annotations
 
-import io
-
-from flask import abort, flash, redirect, render_template, request, send_file, url_for
-from werkzeug.utils import secure_filename
+from flask import abort, flash, redirect, render_template, request, url_for
 
 from app.services.exports import (
     ROUND_CHOICES,
@@ -24,21 +21,11 @@ from app.services.results import (
     set_length_instruction_flags,
     systems_with_flags,
 )
+from app.web.downloads import attachment
 from app.web.results.blueprint import bp
 from app.web.results.params import study_arg
 from app.web.routing import id_list
 from app.web.security import staff_required
-
-MIMETYPES = {"jsonl": "application/x-ndjson", "csv": "text/csv", "json": "application/json"}
-
-
-def _download(text: str, filename: str, kind: str):
-    data = io.BytesIO(text.encode("utf-8"))
-    return send_file(data, mimetype=f"{MIMETYPES[kind]}; charset=utf-8", as_attachment=True, download_name=filename)
-
-
-def _slug(study) -> str:
-    return secure_filename(study.name) or f"study-{study.id}"
 
 
 @bp.get("/exports")
@@ -59,7 +46,7 @@ def download_scores(fmt: str):
         abort(404)
     rows = score_rows(study.id, rounds)
     text = jsonl_text(rows) if fmt == "jsonl" else csv_text(rows)
-    return _download(text, f"{_slug(study)}-scores-{rounds}.{fmt}", fmt)
+    return attachment(text, f"{study.name}-scores-{rounds}.{fmt}", fmt)
 
 
 @bp.get("/export/leval/<annotator>")
@@ -70,14 +57,14 @@ def download_leval(annotator: str):
         lines = leval_lines(study.id, annotator)
     except LookupError:
         abort(404)
-    return _download(jsonl_text(lines), leval_filename(annotator), "jsonl")
+    return attachment(jsonl_text(lines), leval_filename(annotator), "jsonl")
 
 
 @bp.get("/export/results.json")
 @staff_required
 def download_results():
     study = study_arg()
-    return _download(results_text(full_results(study.id)), f"{_slug(study)}-results.json", "json")
+    return attachment(results_text(full_results(study.id)), f"{study.name}-results.json", "json")
 
 
 @bp.get("/length-instruction")
@@ -104,4 +91,4 @@ def save_length_instruction():
 @staff_required
 def length_instruction_prompts():
     study = study_arg()
-    return _download(jsonl_text(prompt_rows(study.id)), f"{_slug(study)}.length_instruction.prompts.jsonl", "jsonl")
+    return attachment(jsonl_text(prompt_rows(study.id)), f"{study.name}.length_instruction.prompts.jsonl", "jsonl")

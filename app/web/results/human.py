@@ -1,7 +1,7 @@
 """The human-score summary page, and the study chooser every results page falls back to."""
 from __future__ import annotations
 
-from flask import render_template, request
+from flask import render_template, request, url_for
 
 from app.services.results import VIEW_LABELS, analyse
 from app.services.studies.lookup import study_rows
@@ -13,7 +13,18 @@ from app.web.security import staff_required
 
 @bp.errorhandler(ChooseStudy)
 def choose_study(exc: ChooseStudy):
-    return render_template("results/choose_study.html", rows=study_rows(), endpoint=request.endpoint)
+    rows = study_rows()
+    return render_template("results/choose_study.html", rows=rows, links={r.study.id: _same_page(r.study.id)
+                                                                          for r in rows})
+
+
+def _same_page(study_id: int) -> str:
+    """The page (or download) asked for, with its path's parts and query, in the chosen study; after a form
+    post (nothing to repeat by a link), the study's summary."""
+    if request.method != "GET" or not (request.endpoint or "").startswith("results."):
+        return url_for("results.human", study=study_id)
+    return url_for(request.endpoint, **{**request.args.to_dict(flat=False), **(request.view_args or {}),
+                                        "study": study_id})
 
 
 @bp.get("")
