@@ -37,6 +37,14 @@ def job_row_facts(job) -> dict:
     return job_facts(job)
 
 
+@bp.app_template_global()
+def cost_is_upper_bound(result) -> bool:
+    """Whether a job result's cost is a ceiling (services.jobs.usage.cost_is_upper_bound)."""
+    from app.services.jobs.usage import cost_is_upper_bound as upper_bound
+
+    return upper_bound(result)
+
+
 PAGE_SIZE = 100
 
 
