@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from app import __version__, create_app
+from app import create_app
+from app.core.version import __version__
 from app.extensions import db
 from app.models import AnnotationRound, PredictionFile, Score, ScoreRevision, System, User
 from app.services import demo
