@@ -32,12 +32,15 @@ def register_web(app: Flask) -> None:
         studies,
     )
     from app.web.errors import register_error_handlers
+    from app.web.proxies import trust_proxies
     from app.web.routing import DbIdConverter
     from app.web.security import init_security
 
     app.extensions["login_limiter"] = LoginLimiter(
-        limit=app.config.get("LEVAL_LOGIN_FAILURES_PER_MINUTE", 10), window_seconds=60.0
+        limit=app.config.get("LEVAL_LOGIN_FAILURES_PER_MINUTE", 10), window_seconds=60.0,
+        address_limit=app.config.get("LEVAL_LOGIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE", 100),
     )
+    trust_proxies(app)
     init_security(app)
     register_error_handlers(app)
     app.url_map.converters["int"] = DbIdConverter  # before any rule: ids past 2^63-1 match no route
