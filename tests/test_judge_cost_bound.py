@@ -16,8 +16,13 @@ from app.models import Job
 from app.services.jobs.usage import JobUsageLedger, previous_usage
 from app.services.jobs.worker import start_workers
 from app.services.judge import save_settings
-from tests.test_judging import judge_app, no_openai_environment, start, wait  # noqa: F401 - fixtures
+from tests import test_judging as judging
 from tests.support.judge_data import marker_judge
+
+# The judge's fixtures (tests/test_judging.py), used here by name.
+judge_app = judging.judge_app
+no_openai_environment = judging.no_openai_environment
+start, wait = judging.start, judging.wait
 
 STUB_POLICY = marker_judge
 MODEL = "judge-test"
