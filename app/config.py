@@ -64,6 +64,10 @@ def build_config(instance: Path, overrides: dict | None = None) -> dict:
         "LEVAL_HEARTBEAT_SECONDS": float(os.environ.get("LEVAL_HEARTBEAT_SECONDS", "5")),
         "LEVAL_RECOVERY_SECONDS": int(os.environ.get("LEVAL_RECOVERY_SECONDS", "60")),
         "LEVAL_LOGIN_FAILURES_PER_MINUTE": int(os.environ.get("LEVAL_LOGIN_FAILURES_PER_MINUTE", "10")),
+        "LEVAL_LOGIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE": int(
+            os.environ.get("LEVAL_LOGIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE", "100")),
+        # Proxies whose X-Forwarded-For is believed: a number of hops, or addresses/networks (see app/web/proxies.py).
+        "LEVAL_TRUSTED_PROXIES": os.environ.get("LEVAL_TRUSTED_PROXIES", ""),
         "LEVAL_HEALTH_PROBE_SECONDS": float(os.environ.get("LEVAL_HEALTH_PROBE_SECONDS", "2")),
         "LEVAL_HEALTH_INTEGRITY_SECONDS": float(os.environ.get("LEVAL_HEALTH_INTEGRITY_SECONDS", "60")),
         "LEVAL_DOWNLOAD_BASE": os.environ.get(

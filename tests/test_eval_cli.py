@@ -11,7 +11,7 @@ import pytest
 from app.core.metrics import METRIC_KEYS, evaluate_file
 from app.services.demo import DEMO_PATH
 from tests.conftest import REPO_ROOT
-from tests.test_metrics import PUBLISHED
+from tests.core.test_metrics import PUBLISHED
 
 QUALITY = DEMO_PATH / "exam_eval" / "terse-13b" / "quality.pred.jsonl"
 

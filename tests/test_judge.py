@@ -283,9 +283,11 @@ def test_cli_json_has_the_documented_keys(stub):
     report = _run(stub, MIXED_ITEMS, concurrency=4).to_cli_json()
     assert set(report) == {
         "wins", "losses", "ties", "errors", "inconsistent", "win_rate", "win_rate_fastchat",
-        "api_calls", "cached", "prompt_tokens", "completion_tokens", "cost_usd",
+        "judgments", "api_calls", "cached", "reused_errors", "no_call", "skipped", "prompt_tokens",
+        "completion_tokens", "cost_usd",
     }
     assert report["wins"] + report["losses"] + report["ties"] + report["errors"] == 12
+    assert sum(report[k] for k in ("api_calls", "cached", "reused_errors", "no_call", "skipped")) == 12
 
 
 def test_dry_run_estimate_counts_calls_and_skips_cached_pairs(stub):

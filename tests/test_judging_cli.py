@@ -14,7 +14,8 @@ from app.services.judge import win_rates
 from tests.support.judge_data import expected_outcomes, read_pred_file, shorter_judge, shorter_verdict
 
 DEMO = demo.DEMO_PATH / "human_eval"
-CLI_KEYS = {"wins", "losses", "ties", "errors", "inconsistent", "win_rate", "win_rate_fastchat", "api_calls",
+CLI_KEYS = {"wins", "losses", "ties", "errors", "inconsistent", "win_rate", "win_rate_fastchat", "judgments",
+            "api_calls", "reused_errors", "no_call", "skipped", "cost_usd_is_upper_bound",
             "cached", "prompt_tokens", "completion_tokens", "cost_usd", "profile"}
 
 
@@ -120,3 +121,41 @@ def test_files_without_common_pairs_are_refused(runner, stub, tmp_path):
     result = runner.invoke(args=["judge", str(other / "x.pred.jsonl"), "--battle-with",
                                  str(DEMO / "shaky-3b.pred.jsonl")])
     assert result.exit_code != 0 and "share no (query, gt) pair" in result.output
+
+
+COUNTED_ONCE = ("api_calls", "cached", "reused_errors", "no_call", "skipped")
+
+
+def _with_identical_answers(tmp_path, copies: int):
+    """verbose-7b's file with its first `copies` answers replaced by balanced-34b's (same query and gt)."""
+    system = {(r["query"], r["gt"]): r for r in map(json.loads, (DEMO / "balanced-34b.pred.jsonl").read_text(
+        encoding="utf-8").splitlines())}
+    rows = [json.loads(line) for line in (DEMO / "verbose-7b.pred.jsonl").read_text(encoding="utf-8").splitlines()]
+    for row in rows[:copies]:
+        row["verbose-7b_pred"] = system[(row["query"], row["gt"])]["balanced-x_pred"]
+    battle = tmp_path / "verbose-7b.pred.jsonl"
+    battle.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return battle
+
+
+def test_json_counts_every_judgment_once_with_shared_replies_without_a_verdict(runner, stub, tmp_path):
+    """Under leval, a pair with identical answers sends one prompt for both orders; a reply without a verdict
+    is shared by the second order, which was counted nowhere (api_calls + cached fell short of the judgments)."""
+    from tests.support.openai_stub import Fault
+
+    battle = _with_identical_answers(tmp_path, copies=3)
+    stub.policy = lambda body: "Assistant A is closer to the reference. [[A]]"  # readable under both profiles
+    stub.add_faults(*[Fault.no_verdict() for _ in range(20)])  # every reply of this run: no verdict
+    report = judge(runner, DEMO / "balanced-34b.pred.jsonl", "--battle-with", battle, "--profile", "leval")
+    assert report["judgments"] == 20 and report["errors"] == 20
+    assert (report["api_calls"], report["cached"], report["reused_errors"]) == (17, 0, 3) == (stub.calls, 0, 3)
+    assert sum(report[key] for key in COUNTED_ONCE) == report["judgments"]
+
+    stub.clear_faults()  # verdicts now: the repeated prompt's verdict is shared, counted as cached
+    again = judge(runner, DEMO / "balanced-34b.pred.jsonl", "--battle-with", battle, "--profile", "leval")
+    assert (again["api_calls"], again["cached"], again["reused_errors"]) == (17, 3, 0)
+    assert sum(again[key] for key in COUNTED_ONCE) == again["judgments"] == 20
+
+    tied = judge(runner, DEMO / "balanced-34b.pred.jsonl", "--battle-with", battle)  # default profile
+    assert (tied["no_call"], tied["api_calls"]) == (6, 14)
+    assert sum(tied[key] for key in COUNTED_ONCE) == tied["judgments"] == 20

@@ -158,3 +158,27 @@ def test_fields_lveval_never_reads_do_not_block_an_import(app, researcher, auth,
         score_system(db.session.scalar(select(System.id).where(System.name == "lenient-model")))
         db.session.commit()
     assert cells(app, "lenient-model") == ref.evaluate_folder(folder)["result_json"]
+
+
+def test_each_model_is_scored_with_its_own_folder_s_gold_ans_as_evaluation_py_does(app, tmp_path):
+    """Two folders answer the same questions alike but give other keywords: the second is scored (official)
+    with its own, as LV-Eval's evaluation.py scores each folder; the fixed profile gives both the question's."""
+    datasets = ["lic_mixup", "loogle_SD_mixup"]
+    alpha = write_model(tmp_path, "alpha", seed=1, rows=8, datasets=datasets, levels=["16k"])
+    beta = tmp_path / "beta"
+    beta.mkdir()
+    for path in sorted(alpha.iterdir()):
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        keywords = "鑫淼" if path.name.startswith("lic") else "Zzyzx Quillon"
+        write_rows(beta / path.name, [{**row, "gold_ans": keywords} for row in rows])
+    with app.app_context():
+        import_models(alpha)
+        assert import_models(beta).models[0].counts["questions_new"] == 0  # the same questions
+        for name in ("alpha", "beta"):
+            score_system(db.session.scalar(select(System.id).where(System.name == name)))
+        db.session.commit()
+    expected_alpha, expected_beta = (ref.evaluate_folder(folder)["result_json"] for folder in (alpha, beta))
+    assert expected_beta != expected_alpha  # the keywords decide
+    assert cells(app, "alpha") == expected_alpha
+    assert cells(app, "beta") == expected_beta
+    assert cells(app, "beta", "fixed") == cells(app, "alpha", "fixed")  # one set of keywords per question

@@ -495,4 +495,47 @@ def test_every_account_may_score_follows_each_studys_list_on_a_database_with_sco
             assert connection.execute(text("SELECT name, status FROM studies ORDER BY id")).all() == [
                 ("L-Eval human evaluation", "open"), ("Restricted", "closed")]
             assert connection.execute(text("SELECT count(*) FROM scores")).scalar() == 3
+
+
+BEFORE_OWN_GOLD = "5ef2015c45bb"
+
+
+def test_lveval_predictions_take_their_question_s_gold_ans_and_keep_everything_else(tmp_path):
+    """The new per-prediction gold_ans starts as the one each prediction was scored with; nothing else moves."""
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=FIRST_SCHEMA)
+        with db.engine.begin() as connection:
+            seed_first_schema(connection)
+        upgrade(revision=BEFORE_OWN_GOLD)
+        with db.engine.begin() as connection:
+            now = "2026-01-02 03:04:05.000000"
+            for sql in (
+                "INSERT INTO documents (id, collection, task, source, title, text, sha256, word_count, char_count, "
+                "evaluation, source_file, line_no, created_at, is_demo) VALUES (2, 'lveval', 'lic_mixup_16k', "
+                "'lic_mixup', 'LV-Eval lic_mixup, 16k', '', 'def', 0, 0, 'lveval', 'lic_mixup_16k.jsonl', 0, :now, FALSE)",
+                "INSERT INTO questions (id, document_id, position, instruction, reference, evaluation, match_key, "
+                "created_at) VALUES (2, 2, 0, '谁？', '林远舟', 'lveval', 'k2', :now), "
+                "(3, 2, 1, '哪里？', '北京', 'lveval', 'k3', :now)",
+                "INSERT INTO lveval_items (question_id, dataset, level, occurrence, answers, gold_ans) VALUES "
+                "(2, 'lic_mixup', '16k', 0, '[\"林远舟\"]', '林远舟 船长'), (3, 'lic_mixup', '16k', 0, '[\"北京\"]', NULL)",
+                "INSERT INTO predictions (id, system_id, question_id, line_no, text, evaluation, word_count, created_at, "
+                "text_sha256) VALUES (4, 1, 2, 1, '林远舟', 'lveval', 1, :now, ''), (5, 1, 3, 2, '北京', 'lveval', 1, :now, '')",
+            ):
+                connection.execute(text(sql), {"now": now})
+        upgrade()
+        with db.engine.connect() as connection:
+            rows = connection.execute(text("SELECT id, text, gold_ans FROM predictions ORDER BY id")).all()
+            assert [tuple(row) for row in rows] == [(1, "An answer.", None), (4, "林远舟", "林远舟 船长"),
+                                                     (5, "北京", None)]
+            assert connection.execute(text("SELECT value, comment FROM scores")).one() == (4, "good")
+            assert connection.execute(text("SELECT gold_ans FROM lveval_items ORDER BY question_id")).scalars().all() \
+                == ["林远舟 船长", None]
+        downgrade(revision=BEFORE_OWN_GOLD)
+        assert "gold_ans" not in {c["name"] for c in inspect(db.engine).get_columns("predictions")}
+        with db.engine.connect() as connection:
+            assert connection.execute(text("SELECT count(*) FROM predictions")).scalar() == 3
+            assert connection.execute(text("SELECT value, comment FROM scores")).one() == (4, "good")
+        upgrade()
+        db.session.remove()
         db.engine.dispose()

@@ -164,3 +164,47 @@ def test_annotator_active_must_be_a_boolean_and_agree_across_rows(app, runner, t
     assert result.exit_code == 1 and "line 2" in result.output and "newcomer is active on line 1" in result.output
     with app.app_context():
         assert db.session.scalars(select(User).where(User.username == "newcomer")).first() is None
+
+
+def _intervals(results: dict) -> dict:
+    """Every bootstrap interval of a results export, by where it is."""
+    found = {}
+
+    def walk(value, path):
+        if isinstance(value, dict):
+            if "ci_low" in value or "ci_high" in value:
+                found[path] = (value.get("ci_low"), value.get("ci_high"))
+            for key, item in value.items():
+                walk(item, f"{path}/{key}")
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                walk(item, f"{path}/{index}")
+
+    walk(results, "")
+    return found
+
+
+def test_results_intervals_are_identical_after_a_re_import_that_numbers_questions_differently(
+        app, runner, tmp_path, migrated_copy):
+    """A colleague's database numbers the same questions otherwise (it held other data first): the export's
+    re-import must report the same bootstrap intervals, seeded from the scores, not from database ids."""
+    from tests.support.judge_data import write_judge_dataset
+
+    scored(app, rounds=False)
+    scores, first = tmp_path / "scores.jsonl", tmp_path / "first.json"
+    assert run(runner, "export", "--format", "jsonl", "--out", str(scores)).exit_code == 0
+    assert run(runner, "export", "--format", "results", "--out", str(first)).exit_code == 0
+    with fresh_app(tmp_path, migrated_copy, "fresh") as other:
+        with other.app_context():
+            assert not import_path(write_judge_dataset(tmp_path / "other")).failed  # takes the first ids
+            assert not demo.load_demo().failed
+        other_runner = other.test_cli_runner()
+        assert run(other_runner, "import-annotations", str(scores)).exit_code == 0
+        again, second = tmp_path / "again.jsonl", tmp_path / "second.json"
+        assert run(other_runner, "export", "--format", "jsonl", "--out", str(again)).exit_code == 0
+        assert run(other_runner, "export", "--format", "results", "--out", str(second)).exit_code == 0
+    ids = {(row["document_id"], row["question_id"]) for row in read_jsonl(scores)}
+    assert ids.isdisjoint((row["document_id"], row["question_id"]) for row in read_jsonl(again))
+    before, after = (_intervals(json.loads(path.read_text(encoding="utf-8"))) for path in (first, second))
+    assert len(before) > 20 and any(low is not None for low, _ in before.values())
+    assert after == before

@@ -303,7 +303,7 @@ def test_guessing_one_account_from_many_addresses_is_still_limited(app):
 
 
 def test_guessing_many_accounts_from_one_address_is_limited(app):
-    for i in range(10):
+    for i in range(100):  # LEVAL_LOGIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE: a lab may share one address
         assert login_from(app.test_client(), "10.0.2.1", f"nobody{i}", "wrong-guess").status_code == 401
     assert login_from(app.test_client(), "10.0.2.1", "admin", PASSWORDS["admin"]).status_code == 429
     assert login_from(app.test_client(), "10.0.2.2", "admin", PASSWORDS["admin"]).status_code == 302

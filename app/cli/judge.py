@@ -12,6 +12,7 @@ from app.core.judge import leval_statistics
 from app.core.judge.profiles import DEFAULT as DEFAULT_PROFILE
 from app.core.judge.profiles import LEVAL
 from app.core.judge.profiles import PROFILES as JUDGE_PROFILES
+from app.services.jobs.usage import UPPER_BOUND_KEY
 from app.services.judge import (
     DEFAULT_SCOPE,
     SCOPES,
@@ -53,7 +54,11 @@ from app.services.judge.sources import Side, match_sides, resolve_side
 @click.option("--profile", type=click.Choice(list(JUDGE_PROFILES)), default=DEFAULT_PROFILE, show_default=True,
               help="leval: L-Eval's llm_eval.py exactly (its prompt, verdict rule, max_tokens, row selection, pairing "
                    "and counting); default: LEval Studio's prompt and rules.")
-@click.option("--json", "as_json", is_flag=True, help="Print the counts, win rates and usage as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the counts, win rates and usage as JSON. Each of the `judgments` (two per pair) is counted "
+                   "once: api_calls (a call made now), cached (a verdict from the cache, or shared with a call made "
+                   "now for the same prompt), reused_errors (shared with such a call that gave no verdict), no_call "
+                   "(tied by the profile without a call) or skipped (not made: budget).")
 def judge_command(pred: str, battle: str, judge_model: str | None, concurrency: int, budget_usd: float | None,
                   scope: str, prompt_version: int | None, temperature: float, profile: str, as_json: bool) -> None:
     """Judge PRED against the baseline in both orders and print the win rate.
@@ -139,7 +144,8 @@ def _execute(run: PreparedRun, concurrency: int, budget_usd: float | None):
 def _report(run: PreparedRun, summary, job_id: int | None, as_json: bool, *, names: tuple[str, str]) -> None:
     """Print the run; every number carries its profile. Under leval, also llm_eval.py's own counts by name."""
     profile = run.spec.judge_profile
-    data = {**summary.to_cli_json(), "profile": profile.name}
+    # Every call this process made was settled before execute returned: its cost is what was spent.
+    data = {**summary.to_cli_json(), UPPER_BOUND_KEY: False, "profile": profile.name}
     if profile.name == LEVAL:
         statistics, rates = leval_statistics(summary.results, *names)
         data["leval"] = {"statistics": statistics, "win_rates": rates}
@@ -197,8 +203,9 @@ def _print_summary(run: PreparedRun, summary, job_id: int | None, data: dict) ->
     if agg.ci_low is not None:
         click.echo(f"Bootstrap 95% interval (L-Eval): {agg.ci_low:.1f}% to {agg.ci_high:.1f}%")
     cost = "price unknown" if summary.cost_usd is None else f"${summary.cost_usd:.4f}"
-    click.echo(f"API calls {summary.api_calls}, cached {summary.cached}; tokens {summary.prompt_tokens} prompt + "
-               f"{summary.completion_tokens} completion; cost {cost}")
+    click.echo(f"API calls {summary.api_calls}, cached {summary.cached}, shared failures {summary.reused_errors}, "
+               f"tied without a call {summary.no_call}, skipped {summary.skipped} (of {summary.judgments} judgments); "
+               f"tokens {summary.prompt_tokens} prompt + {summary.completion_tokens} completion; cost {cost}")
     if summary.stopped == "budget":
         click.echo(f"Stopped at the budget: {summary.skipped} judgments not made; run again with a larger budget.")
     if summary.errors:

@@ -153,6 +153,10 @@ class Prediction(db.Model):
     # An answer longer than the cap for human evaluation (LONG_ANSWER_* values): scored by the metrics, kept
     # out of studies while "held", shown to annotators once a researcher chose "shown". "" = within the cap.
     long_answer: Mapped[str] = mapped_column(String(10), default="", server_default="")
+    # LV-Eval: the keywords (`gold_ans`) of this prediction's own row, as its upload gave them. Another model's
+    # folder may give the same question other keywords; evaluation.py scores each folder with its own
+    # (quirk lveval_gold_per_folder). None: the row had none, or the prediction is not LV-Eval's.
+    gold_ans: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = created_at_column()
 
     system: Mapped[System] = relationship()

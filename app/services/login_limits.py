@@ -1,8 +1,12 @@
 """Sign-in throttling shared by every server process: attempts per username and per address, in the database.
 
+A username gets few attempts (a guessed password); an address many more, since a whole lab may sign
+in from one address (behind NAT, or a proxy: see LEVAL_TRUSTED_PROXIES), and one annotator
+mistyping must not lock the others out.
+
 Interface (used by the sign-in view; any process on the same database shares the counts):
 
-    limiter = LoginLimiter(limit=10, window_seconds=60)
+    limiter = LoginLimiter(limit=10, address_limit=100, window_seconds=60)
     wait = limiter.acquire(address_key(ip), user_key(name))  # 0.0: go ahead, one attempt counted per key
     ...                                                       # else: seconds to wait; nothing was counted
     limiter.succeeded(address_key(ip), user_key(name))        # a right password: it was not a failure
@@ -26,8 +30,10 @@ from sqlalchemy.exc import IntegrityError
 from app.extensions import db
 from app.models import LoginAttempt
 
-DEFAULT_LIMIT = 10
+DEFAULT_LIMIT = 10  # per username
+DEFAULT_ADDRESS_LIMIT = 100  # per client address
 DEFAULT_WINDOW_SECONDS = 60.0
+_ADDRESS_KIND = "ip"
 _PLAIN = {"synchronize_session": False}  # bulk statements: no ORM objects of this table are ever loaded
 
 
@@ -42,15 +48,22 @@ def user_key(username: str) -> str:
 
 def address_key(address: str | None) -> str:
     """The key of a client address."""
-    return _key("ip", address or "unknown")
+    return _key(_ADDRESS_KIND, address or "unknown")
 
 
 class LoginLimiter:
-    """At most `limit` sign-in attempts per key and window, counted atomically in the database."""
+    """At most `limit` sign-in attempts per username and `address_limit` per address and window, counted
+    atomically in the database."""
 
-    def __init__(self, limit: int = DEFAULT_LIMIT, window_seconds: float = DEFAULT_WINDOW_SECONDS):
+    def __init__(self, limit: int = DEFAULT_LIMIT, window_seconds: float = DEFAULT_WINDOW_SECONDS, *,
+                 address_limit: int = DEFAULT_ADDRESS_LIMIT):
         self.limit = int(limit)
+        self.address_limit = int(address_limit)
         self.window = float(window_seconds)
+
+    def limit_of(self, key: str) -> int:
+        """The attempts a key gets per window: an address's or a username's."""
+        return self.address_limit if key.startswith(f"{_ADDRESS_KIND}:") else self.limit
 
     def acquire(self, *keys: str) -> float:
         """Count one attempt on every key, in order; if one is full, count none and return seconds to wait."""
@@ -80,7 +93,7 @@ class LoginLimiter:
     # -- one key ---------------------------------------------------------------------------
 
     def _take(self, key: str) -> float:
-        if self.limit <= 0:
+        if self.limit_of(key) <= 0:
             return self.window
         now = time.time()
         cutoff = now - self.window
@@ -106,7 +119,7 @@ class LoginLimiter:
         expired = LoginAttempt.window_start <= cutoff
         result = db.session.execute(
             update(LoginAttempt)
-            .where(LoginAttempt.key == key, expired | (LoginAttempt.count < self.limit))
+            .where(LoginAttempt.key == key, expired | (LoginAttempt.count < self.limit_of(key)))
             .values(count=case((expired, 1), else_=LoginAttempt.count + 1),
                     window_start=case((expired, now), else_=LoginAttempt.window_start)),
             execution_options=_PLAIN,

@@ -33,12 +33,15 @@ def register_web(app: Flask) -> None:
         studies,
     )
     from app.web.errors import register_error_handlers
+    from app.web.proxies import trust_proxies
     from app.web.routing import DbIdConverter
     from app.web.security import init_security
 
     app.extensions["login_limiter"] = LoginLimiter(
-        limit=app.config.get("LEVAL_LOGIN_FAILURES_PER_MINUTE", 10), window_seconds=60.0
+        limit=app.config.get("LEVAL_LOGIN_FAILURES_PER_MINUTE", 10), window_seconds=60.0,
+        address_limit=app.config.get("LEVAL_LOGIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE", 100),
     )
+    trust_proxies(app)
     init_security(app)
     register_error_handlers(app)
     app.url_map.converters["int"] = DbIdConverter  # before any rule: ids past 2^63-1 match no route
@@ -71,11 +74,26 @@ NAV_AREA = {"rater": "judge", "authoring": "generation"}
 
 
 def _register_template_helpers(app: Flask) -> None:
+    from app.web.security import may_read_call_details
+
     def nav_is_current(endpoint: str) -> bool:
         """Mark the nav item whose area (blueprint) this page belongs to."""
         current = (request.endpoint or "").split(".")[0]
         return NAV_AREA.get(current, current) == endpoint.split(".")[0]
 
+    def call_error(error: str | None) -> str | None:
+        """A failed call's stored error as the signed-in user may read it."""
+        from app.services.llm.failures import shown_call_error
+
+        return shown_call_error(error, detail=may_read_call_details())
+
+    def job_error(job) -> str | None:
+        """A job's stored error as the signed-in user may read it."""
+        from app.services.llm.failures import shown_job_error
+
+        return shown_job_error(job.kind, job.error, detail=may_read_call_details())
+
     app.jinja_env.globals.update(
-        app_version=__version__, nav_items=NAV_ITEMS, nav_is_current=nav_is_current
+        app_version=__version__, nav_items=NAV_ITEMS, nav_is_current=nav_is_current, call_error=call_error,
+        job_error=job_error, may_read_call_details=may_read_call_details,
     )

@@ -23,8 +23,9 @@ from app.services.jobs.listing import (
     job_system_names,
     list_jobs,
 )
+from app.services.llm.failures import job_for_viewer
 from app.web.routing import comma_ids
-from app.web.security import staff_required
+from app.web.security import may_read_call_details, staff_required
 
 bp = Blueprint("jobs", __name__)
 
@@ -35,6 +36,14 @@ def job_row_facts(job) -> dict:
     from app.services.jobs.listing import job_facts
 
     return job_facts(job)
+
+
+@bp.app_template_global()
+def cost_is_upper_bound(result) -> bool:
+    """Whether a job result's cost is a ceiling (services.jobs.usage.cost_is_upper_bound)."""
+    from app.services.jobs.usage import cost_is_upper_bound as upper_bound
+
+    return upper_bound(result)
 
 
 PAGE_SIZE = 100
@@ -67,13 +76,18 @@ def api_list():
     ids = comma_ids(request.args.get("ids"))
     stmt = select(Job).order_by(Job.id.desc())
     stmt = stmt.where(Job.id.in_(ids)) if ids else stmt.limit(PAGE_SIZE)
-    return jsonify(jobs=[job_as_dict(job) for job in db.session.scalars(stmt)])
+    return jsonify(jobs=[_as_json(job) for job in db.session.scalars(stmt)])
+
+
+def _as_json(job: Job) -> dict:
+    """A job's JSON as the signed-in user may read it: a failed call's detail for admins only."""
+    return job_for_viewer(job_as_dict(job), detail=may_read_call_details())
 
 
 @bp.get("/api/<int:job_id>")
 @staff_required
 def api_detail(job_id: int):
-    return jsonify(job_as_dict(_job_or_404(job_id)))
+    return jsonify(_as_json(_job_or_404(job_id)))
 
 
 @bp.post("/<int:job_id>/cancel")
@@ -81,7 +95,7 @@ def api_detail(job_id: int):
 def cancel(job_id: int):
     job = cancel_job(_job_or_404(job_id))
     if request.is_json:
-        return jsonify(job_as_dict(job))
+        return jsonify(_as_json(job))
     flash(f"Job #{job.id}: {job.message}", "info")
     return redirect(request.referrer or url_for("jobs.index"))
 
@@ -98,6 +112,6 @@ def resume(job_id: int):
         flash(str(exc), "error")
         return redirect(url_for("jobs.index"))
     if request.is_json:
-        return jsonify(job_as_dict(job))
+        return jsonify(_as_json(job))
     flash(f"Job #{job.id} resumed.", "info")
     return redirect(request.referrer or url_for("jobs.index"))

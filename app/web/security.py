@@ -72,6 +72,11 @@ def roles_required(*roles: str):
     return decorator
 
 
+def may_read_call_details() -> bool:
+    """Admins read a failed LLM call's detail; everyone else "the endpoint failed" (services.llm.failures)."""
+    return current_user.is_authenticated and current_user.role == "admin"
+
+
 def staff_required(view):
     """Allow admins and researchers."""
     return roles_required("admin", "researcher")(view)

@@ -30,7 +30,7 @@ from app.core.stats import (
     system_means,
     with_length_instruction,
 )
-from app.core.stats.bootstrap import resample_weights
+from app.core.stats.bootstrap import canonical_resample_weights
 from app.core.stats.agreement import (
     IDENTICAL_RATINGS,
     NO_OVERLAP,
@@ -118,7 +118,13 @@ def test_summary_bootstrap_matches_a_plain_loop_over_resampled_questions():
     records = make_records(n_annotators=2, n_systems=3, n_questions=20, missing=0.2, seed=3)
     summaries = {row.system: row for row in summarize_systems(records, n_resamples=300, seed=11)}
     questions = sorted({(r["document_id"], r["question_id"]) for r in records})
-    weights = resample_weights(len(questions), 300, 11)
+    systems = sorted(summaries)
+    # A question, as the resampling sees it: each system's sum and count of scores on it.
+    rows = [[sum(r["score"] for r in records if r["system"] == s and (r["document_id"], r["question_id"]) == q)
+             for s in systems] + [sum(1 for r in records if r["system"] == s and (r["document_id"], r["question_id"]) == q)
+                                  for s in systems] for q in questions]
+    order, weights = canonical_resample_weights(rows, 300, 11)
+    questions = [questions[i] for i in order]
     for system, row in summaries.items():
         resampled = []
         for picks in weights:
@@ -340,9 +346,9 @@ def test_alpha_equals_the_krippendorff_package(matrix):
 @given(matrix=rating_matrices(min_items=5), seed=st.integers(0, 1000))
 def test_bootstrap_alpha_equals_the_package_on_each_resample(matrix, seed):
     resampled = bootstrap_alpha(matrix, n_resamples=5, seed=seed)
-    weights = resample_weights(matrix.shape[1], 5, seed).astype(int)
-    for row, picks in zip(resampled, weights):
-        columns = np.repeat(np.arange(matrix.shape[1]), picks)
+    order, weights = canonical_resample_weights(_unit_coincidences(matrix), 5, seed)
+    for row, picks in zip(resampled, weights.astype(int)):
+        columns = np.repeat(order, picks)
         try:
             expected = package(matrix[:, columns])
         except ValueError:  # the resample lost every item scored twice

@@ -9,7 +9,7 @@ import pytest
 from app.core.charts.curves import Curve, level_curves
 from app.core.charts.heatmap import depth_heatmap, score_colour
 from app.core.stats import lveval as analysis
-from app.core.stats.bootstrap import resample_weights
+from app.core.stats.bootstrap import canonical_resample_weights
 
 pytestmark = pytest.mark.database_free  # a pure core: the PostgreSQL pass leaves it out
 
@@ -20,7 +20,8 @@ def test_mean_point_is_the_percentile_bootstrap_over_questions():
     rng = np.random.default_rng(3)
     scores = list(rng.random(40))
     point = analysis.mean_point(scores)
-    means = resample_weights(40, analysis.RESAMPLES, analysis.SEED) @ np.asarray(scores) / 40
+    order, weights = canonical_resample_weights(scores, analysis.RESAMPLES, analysis.SEED)
+    means = weights @ np.asarray(scores)[order] / 40
     assert point.mean == pytest.approx(100 * np.mean(scores))
     assert point.low == pytest.approx(100 * np.quantile(means, 0.025))
     assert point.high == pytest.approx(100 * np.quantile(means, 0.975))

@@ -129,13 +129,17 @@ def bootstrap_ci(
         return None, None
     import numpy as np  # only the interval needs it; importing the judge stays light
 
+    from app.core.stats.bootstrap import canonical_rng
+
     points = np.zeros(len(by_pair))
     valid = np.zeros(len(by_pair))
     for index, slots in enumerate(by_pair.values()):
         for outcome in slots.values():
             points[index] += {"win": 1.0, "tie": 0.5}.get(outcome, 0.0)
             valid[index] += outcome != "error"
-    rng = np.random.default_rng(seed)
+    # Seeded from the pairs' outcomes, in their canonical order: the same verdicts, the same interval.
+    order, rng = canonical_rng(np.column_stack([points, valid]), seed)
+    points, valid = points[order], valid[order]
     samples = rng.integers(0, len(by_pair), size=(iterations, len(by_pair)))
     sampled_valid = valid[samples].sum(axis=1)
     usable = sampled_valid > 0

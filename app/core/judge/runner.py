@@ -30,9 +30,22 @@ IDENTICAL_NOTE = "(no call: the two answers are identical once whitespace is fol
 
 @dataclass
 class RunSummary(Usage):
-    """What a run did: API usage, cost, why it stopped early (if it did) and every result."""
+    """What a run did: API usage, cost, why it stopped early (if it did) and every result.
+
+    Every judgment asked for is counted once: `api_calls` (answered by a call made now),
+    `cached` (a verdict found in the cache, or shared with a call made now for the same prompt),
+    `reused_errors` (shared with a call made now for the same prompt that gave no verdict),
+    `no_call` (tied by the profile without a call) or `skipped` (not made: budget or cancel).
+    """
 
     results: list[JudgmentResult] = field(default_factory=list)
+    reused_errors: int = 0
+    no_call: int = 0
+
+    @property
+    def judgments(self) -> int:
+        """The judgments this run was asked for: two per pair."""
+        return len(self.results) + self.skipped
 
     def aggregate(self, *, bootstrap_iterations: int = 1000, seed: int = 0) -> Aggregation:
         """Aggregate this run's results (one per pair and order)."""
@@ -49,8 +62,12 @@ class RunSummary(Usage):
             "inconsistent": agg.inconsistent,
             "win_rate": agg.win_rate,
             "win_rate_fastchat": agg.win_rate_fastchat,
+            "judgments": self.judgments,
             "api_calls": self.api_calls,
             "cached": self.cached,
+            "reused_errors": self.reused_errors,
+            "no_call": self.no_call,
+            "skipped": self.skipped,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "cost_usd": self.cost_usd,
@@ -134,8 +151,12 @@ def run_judgments(
         emit(replace(hit, pair_id=item.pair_id, order=order, cached=True))
         return True
 
+    shared_without_verdict: list[bool] = []
+
     def on_reply(call: Call, reply: Reply, reused: bool) -> None:
         item, order = call.tag
+        if reused:
+            shared_without_verdict.append(not reply.ok)
         result = JudgmentResult(
             pair_id=item.pair_id, order=order, verdict=profile.parse(reply.text) if reply.ok else None,
             raw_reply=reply.text, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
@@ -152,6 +173,9 @@ def run_judgments(
     summary = RunSummary(**vars(usage), results=results)
     summary.cached = sum(result.cached for result in results)
     summary.errors = sum(not result.ok for result in results)
+    summary.no_call = sum(result.no_call for result in results)
+    # A repeat of a prompt sent in this run shares its one call: with a verdict it is counted as cached.
+    summary.reused_errors = sum(shared_without_verdict)
     # Whatever was neither judged nor found in the cache is left for a later run.
     summary.skipped = 2 * len(items) - len(results)
     return summary

@@ -201,6 +201,13 @@ QUIRKS: tuple[dict, ...] = (
            "Same: such rows are imported and scored; a value of the wrong type in a field LV-Eval never reads "
            "(`input`, `length`, our `depth`) is ignored and noted by file and line, never an error.",
            changed=False),
+    _quirk("lveval_gold_per_folder", "lveval",
+           "evaluation.py scores each model folder with its own rows' `gold_ans`: two models answering the same "
+           "question may be held to different keywords. Each stored prediction keeps its own row's gold_ans "
+           "and is scored with it (predictions imported before it was kept carry their question's first one "
+           "until their model is imported again with --replace).",
+           "Stored predictions of every model are scored with the question's one gold_ans, the first upload's, "
+           "so all meet the same keywords (`eval` on files reads each file's own, having no other)."),
     _quirk("lveval_surrogates", "lveval",
            "A \\u escape naming half a surrogate pair decodes to a string LV-Eval scores.",
            "It is an error naming the file and line: no database (and no UTF-8 file) can hold that string.",

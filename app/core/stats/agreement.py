@@ -11,7 +11,12 @@ import krippendorff
 import numpy as np
 from scipy import stats
 
-from app.core.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, percentile_interval, resample_weights
+from app.core.stats.bootstrap import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_RESAMPLES,
+    canonical_resample_weights,
+    percentile_interval,
+)
 from app.core.stats.records import (
     SCORE_VALUES,
     ItemKey,
@@ -156,9 +161,9 @@ def bootstrap_alpha(
 ) -> np.ndarray:
     """Return alpha for each bootstrap resample of the items (NaN where a resample is degenerate)."""
     per_unit = _unit_coincidences(matrix)
-    weights = resample_weights(per_unit.shape[0], n_resamples, seed)
+    order, weights = canonical_resample_weights(per_unit, n_resamples, seed)  # an item is its coincidences
     size = len(SCORE_VALUES)
-    resampled = (weights @ per_unit).reshape(n_resamples, size, size)
+    resampled = (weights @ per_unit[order]).reshape(n_resamples, size, size)
     return alpha_from_coincidences(resampled)
 
 

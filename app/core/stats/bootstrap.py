@@ -1,7 +1,17 @@
-"""Bootstrap resampling shared by every interval the analyses report."""
+"""Bootstrap resampling shared by every interval the analyses report, seeded from the data it resamples.
+
+Every resampling (bootstrap picks, random sign flips) draws from `units_in_canonical_order`: the units
+(one row of numbers each: all a statistic reads of that unit) sorted by their values, with a seed
+hashed from those sorted values. So the same data gives the same interval whatever order it arrives
+in and whatever ids its database gave it (an export re-imported elsewhere numbers its questions
+differently), and the caller computes in the canonical order so that even the floating-point sums
+are the same. Units with equal rows are interchangeable: the statistic cannot tell them apart.
+A caller's `seed` is mixed in as a salt (0 by default).
+"""
 
 from __future__ import annotations
 
+import hashlib
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -10,6 +20,41 @@ if TYPE_CHECKING:
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95
+
+
+def units_in_canonical_order(unit_rows, salt: int = 0) -> tuple[np.ndarray, int]:
+    """Return (order, seed): the units' positions sorted by their rows, and a seed hashed from the sorted rows.
+
+    `unit_rows` is one row of numbers per unit (or one number per unit); NaN is allowed.
+    """
+    import numpy as np
+
+    rows = np.asarray(unit_rows, dtype=np.float64)
+    if rows.ndim == 1:
+        rows = rows[:, None]
+    rows = rows + 0.0  # turns -0.0 into 0.0: equal values, equal bytes
+    rows[np.isnan(rows)] = np.nan  # one NaN bit pattern
+    order = np.lexsort(rows.T[::-1]) if rows.shape[1] else np.arange(rows.shape[0])
+    digest = hashlib.sha256(f"{rows.shape}:{int(salt)}:".encode())
+    digest.update(np.ascontiguousarray(rows[order]).tobytes())
+    return order, int.from_bytes(digest.digest()[:8], "big")
+
+
+def canonical_resample_weights(unit_rows, n_resamples: int, salt: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Return (order, weights): the canonical order of the units and resample pick counts for them in that order.
+
+    Reorder the data by `order` before multiplying: `weights @ data[order]`.
+    """
+    order, seed = units_in_canonical_order(unit_rows, salt)
+    return order, resample_weights(len(order), n_resamples, seed)
+
+
+def canonical_rng(unit_rows, salt: int = 0) -> tuple[np.ndarray, np.random.Generator]:
+    """Return (order, generator) for resamplings that draw their own way (picks of pairs, sign flips)."""
+    import numpy as np
+
+    order, seed = units_in_canonical_order(unit_rows, salt)
+    return order, np.random.default_rng(seed)
 
 
 @lru_cache(maxsize=8)

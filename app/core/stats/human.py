@@ -8,7 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from app.core.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, percentile_interval, resample_weights
+from app.core.stats.bootstrap import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_RESAMPLES,
+    canonical_resample_weights,
+    percentile_interval,
+)
 from app.core.stats.records import (
     SCORE_VALUES,
     clean,
@@ -97,10 +102,11 @@ def summarize_systems(
     np.add.at(distribution, (system_ids, scores.astype(np.int64) - 1), 1)
 
     # A resample's mean is (picked sums) / (picked counts), so one matrix product
-    # per quantity gives every resample of every system at once.
-    weights = resample_weights(len(question_index), n_resamples, seed)
+    # per quantity gives every resample of every system at once. A question is its sums and counts:
+    # resampled in their canonical order, the interval does not depend on the questions' ids.
+    order, weights = canonical_resample_weights(np.hstack([score_sums.T, score_counts.T]), n_resamples, seed)
     with np.errstate(invalid="ignore", divide="ignore"):
-        resampled_means = (weights @ score_sums.T) / (weights @ score_counts.T)
+        resampled_means = (weights @ score_sums[:, order].T) / (weights @ score_counts[:, order].T)
     ci_low, ci_high = percentile_interval(resampled_means, confidence)
 
     totals = score_sums.sum(axis=1)

@@ -146,6 +146,14 @@ def _observations(pairs: Iterable[PairVerdicts]) -> tuple[list[float], list[floa
     return deltas, targets
 
 
+def _pair_row(pair: PairVerdicts) -> tuple[float, float, float]:
+    """What the length-controlled fit reads of a pair: its length difference and each order's target (NaN: none)."""
+    targets = {"win": 1.0, "tie": 0.5, "loss": 0.0}
+    judged = dict(pair.judged())
+    return (float(pair.system_length - pair.baseline_length),
+            targets.get(judged.get("AB", ""), float("nan")), targets.get(judged.get("BA", ""), float("nan")))
+
+
 def fit_logistic(features: Sequence[float], targets: Sequence[float], *, weights: Sequence[float] | None = None,
                  penalty: float = L2_PENALTY, max_iterations: int = 100) -> tuple[float, float, bool]:
     """Fit logit P = a + b * x to soft targets in [0, 1] by penalised Newton steps; return (a, b, converged).
@@ -192,10 +200,15 @@ def length_controlled(pairs: Iterable[PairVerdicts], *, resamples: int = 200, se
                       confidence: float = 0.95) -> LengthControlled:
     """Fit the verdicts on tanh(ΔL / sd(ΔL)) and predict the win rate at ΔL = 0, with a bootstrap interval."""
     pairs = [pair for pair in pairs if pair.judged()]
+    if not pairs:
+        return LengthControlled(0, None, None, None, None, None, False)
+    from app.core.stats.bootstrap import canonical_rng
+
+    # Pairs in their canonical order, resampled from a seed of their data: the same verdicts, the same interval.
+    order, rng = canonical_rng([_pair_row(pair) for pair in pairs], seed)
+    pairs = [pairs[position] for position in order]
     deltas, targets = _observations(pairs)
     n = len(targets)
-    if n == 0:
-        return LengthControlled(0, None, None, None, None, None, False)
     raw = 100.0 * sum(targets) / n
     intercept, slope, scale, converged = _fit(deltas, targets)
     low = high = None
@@ -205,7 +218,6 @@ def length_controlled(pairs: Iterable[PairVerdicts], *, resamples: int = 200, se
         # Whole pairs are resampled (a pair's verdicts share one length difference): each observation
         # is weighted by how often its pair was drawn.
         owner = np.repeat(np.arange(len(pairs)), [len(pair.judged()) for pair in pairs])
-        rng = np.random.default_rng(seed)
         rates = []
         for picks in rng.integers(0, len(pairs), size=(resamples, len(pairs))):
             drawn = np.bincount(picks, minlength=len(pairs))[owner]

@@ -5,6 +5,7 @@ an interval is computed.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -38,10 +39,11 @@ class Point:
 def _means(scores: Sequence[float], seed: int):
     import numpy as np
 
-    from app.core.stats.bootstrap import resample_weights
+    from app.core.stats.bootstrap import canonical_resample_weights
 
     values = np.asarray(scores, dtype=np.float64)
-    return resample_weights(len(values), RESAMPLES, seed) @ values / len(values)
+    order, weights = canonical_resample_weights(values, RESAMPLES, seed)
+    return weights @ values[order] / len(values)
 
 
 def _interval(resampled) -> tuple[float, float]:
@@ -55,7 +57,7 @@ def mean_point(scores: Sequence[float], *, seed: int = SEED) -> Point | None:
     """Mean x 100 with a percentile bootstrap interval over questions."""
     if not scores:
         return None
-    mean = 100.0 * sum(scores) / len(scores)
+    mean = 100.0 * math.fsum(scores) / len(scores)  # fsum: the same sum in any order
     if len(scores) < 2:
         return Point(mean, None, None, len(scores))
     low, high = _interval(_means(scores, seed))
@@ -66,10 +68,11 @@ def overall_point(per_dataset: Mapping[str, Sequence[float]], *, seed: int = SEE
     """LV-Eval's overall: the mean of the datasets' means, resampling questions within each dataset."""
     import numpy as np
 
-    groups = [list(values) for values in per_dataset.values() if values]
+    # By name: the datasets' order (and each one's salt) is the data's, not the caller's.
+    groups = [list(per_dataset[name]) for name in sorted(per_dataset, key=str) if per_dataset[name]]
     if not groups:
         return None
-    mean = 100.0 * sum(sum(g) / len(g) for g in groups) / len(groups)
+    mean = 100.0 * math.fsum(math.fsum(g) / len(g) for g in groups) / len(groups)
     n = sum(len(g) for g in groups)
     if any(len(g) < 2 for g in groups):
         return Point(mean, None, None, n)

@@ -10,10 +10,12 @@ a percentile bootstrap over questions.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.core.stats.bootstrap import canonical_rng
 from app.core.stats.records import clean
 
 EXACT_LIMIT = 16  # 2^16 = 65,536 sign patterns
@@ -50,13 +52,13 @@ def permutation_p_value(differences: Sequence[float], *, resamples: int = DEFAUL
     """Return (two-sided sign-flip p value, exact?) for the mean of paired differences."""
     import numpy as np
 
-    d = np.asarray(differences, dtype=float)
+    order, rng = canonical_rng(differences, seed)
+    d = np.asarray(differences, dtype=float)[order]
     n = d.size
     observed = abs(d.mean())
     if n <= EXACT_LIMIT:
         means = np.abs(_sign_matrix(n) @ d) / n
         return float(np.mean(means >= observed - _TOLERANCE)), True
-    rng = np.random.default_rng(seed)
     hits = 0
     for start in range(0, resamples, 2000):
         size = min(2000, resamples - start)
@@ -70,8 +72,8 @@ def bootstrap_interval(differences: Sequence[float], *, resamples: int = DEFAULT
     """Percentile bootstrap interval of the mean difference, resampling questions."""
     import numpy as np
 
-    d = np.asarray(differences, dtype=float)
-    rng = np.random.default_rng(seed)
+    order, rng = canonical_rng(differences, seed)
+    d = np.asarray(differences, dtype=float)[order]
     means = np.empty(resamples)
     for start in range(0, resamples, 2000):
         size = min(2000, resamples - start)
@@ -90,7 +92,7 @@ def paired_test(first: Sequence[float], second: Sequence[float], *, resamples: i
     n = len(differences)
     if n == 0:
         return PairedTest(0, None, None, None, None, False)
-    mean = float(sum(differences) / n)
+    mean = math.fsum(differences) / n  # fsum: the same mean whatever order the questions come in
     if n == 1:
         return PairedTest(1, mean, None, None, None, False)
     p_value, exact = permutation_p_value(differences, resamples=resamples, seed=seed)

@@ -31,6 +31,7 @@ from app.services.jobs import JobCancelled, JobContext, submit_job
 from app.services.jobs.lifecycle import DuplicateJob, enqueue
 from app.services.llm import prices as price_table
 from app.services.llm.endpoints import SettingsError
+from app.services.llm.failures import with_call_detail
 
 USAGE_KEYS = ("api_calls", "cached", "errors", "prompt_tokens", "completion_tokens", "cost_usd")
 
@@ -220,5 +221,6 @@ def generate_job(ctx: JobContext) -> dict:
     if outcome.usage.stopped == "cancelled" or ctx.cancelled():
         raise JobCancelled()
     if outcome.pending and outcome.usage.stopped != "budget":
-        raise CallsFailed(f"{outcome.pending} questions have no answer yet ({outcome.last_error}); resume the job to retry them")
+        raise CallsFailed(with_call_detail(f"{outcome.pending} questions have no answer yet; resume the job to retry them",
+                                           outcome.last_error))
     return result

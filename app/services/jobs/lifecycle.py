@@ -169,6 +169,7 @@ def _local_worker_is_dead(worker_id: str | None) -> bool:
 def job_as_dict(job: Job) -> dict:
     """The JSON the jobs page polls."""
     from app.services.jobs.listing import job_facts
+    from app.services.jobs.usage import labelled
 
     facts = job_facts(job)
     return {
@@ -176,7 +177,7 @@ def job_as_dict(job: Job) -> dict:
         "duration": facts["duration"], "started": facts["started"], "status": job.status, "done": job.done,
         "total": job.total,
         "fraction": round(job.fraction, 4), "message": job.message, "error": job.error,
-        "result": job.result, "cancel_requested": job.cancel_requested, "attempts": job.attempts,
+        "result": labelled(job.result), "cancel_requested": job.cancel_requested, "attempts": job.attempts,
         "created_at": _iso(job.created_at), "started_at": _iso(job.started_at),
         "finished_at": _iso(job.finished_at), "heartbeat_at": _iso(job.heartbeat_at),
     }

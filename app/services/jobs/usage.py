@@ -18,6 +18,25 @@ from app.models import Job
 # Cumulative over a job's attempts. reserved_*: calls counted at their reservation because their
 # reply never arrived (their worker died), or that are in flight now.
 USAGE_KEYS = ("api_calls", "prompt_tokens", "completion_tokens", "cost_usd", "reserved_calls", "reserved_usd")
+# True while any call is counted at its reservation: cost_usd (and the tokens) are then at most that much.
+UPPER_BOUND_KEY = "cost_usd_is_upper_bound"
+
+
+def cost_is_upper_bound(usage: dict[str, Any] | None) -> bool:
+    """Whether a job's recorded cost is a ceiling rather than what was spent: some reservation never settled."""
+    return bool((usage or {}).get("reserved_calls"))
+
+
+def with_bound(usage: dict[str, Any]) -> dict[str, Any]:
+    """The usage with its `cost_usd_is_upper_bound` flag, as every job result that records usage carries it."""
+    return {**usage, UPPER_BOUND_KEY: cost_is_upper_bound(usage)}
+
+
+def labelled(result: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A stored job result as shown: results kept before the flag existed get it too."""
+    if not result or "reserved_calls" not in result:
+        return result
+    return with_bound(result)
 
 
 def previous_usage(job: Job | None) -> dict[str, Any]:
@@ -58,4 +77,5 @@ class JobUsageLedger:
         totals["reserved_calls"] += reserved_calls
         if reserved is not None:
             totals["reserved_usd"] = max(0.0, totals["reserved_usd"] + reserved)
-        db.session.execute(update(Job).where(Job.id == self.job_id).values(result={**totals, "partial": True}))
+        db.session.execute(update(Job).where(Job.id == self.job_id)
+                           .values(result={**with_bound(totals), "partial": True}))

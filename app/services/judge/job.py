@@ -29,7 +29,7 @@ from app.models import Job, JudgePrompt
 from app.models.base import utcnow
 from app.services.jobs import JobCancelled, JobContext, submit_job
 from app.services.jobs.lifecycle import params_hash
-from app.services.jobs.usage import JobUsageLedger, previous_usage
+from app.services.jobs.usage import JobUsageLedger, previous_usage, with_bound
 from app.services.judge.db_cache import DBJudgeCache
 from app.services.judge.pairs import (
     JudgePair,
@@ -160,12 +160,12 @@ def launch(spec: RunSpec, *, concurrency: int, budget_usd: float | None, user_id
 def _add_usage(before: dict[str, Any], summary: RunSummary) -> dict[str, Any]:
     # cost_usd is None for a model without a price: tokens only, then and now.
     cost = None if summary.cost_usd is None else (before["cost_usd"] or 0.0) + summary.cost_usd
-    return {"api_calls": before["api_calls"] + summary.api_calls,
-            "prompt_tokens": before["prompt_tokens"] + summary.prompt_tokens,
-            "completion_tokens": before["completion_tokens"] + summary.completion_tokens,
-            "cost_usd": cost,
-            # Calls of crashed attempts whose replies never came stay counted at their reservations.
-            "reserved_calls": before["reserved_calls"], "reserved_usd": before["reserved_usd"]}
+    return with_bound({"api_calls": before["api_calls"] + summary.api_calls,
+                       "prompt_tokens": before["prompt_tokens"] + summary.prompt_tokens,
+                       "completion_tokens": before["completion_tokens"] + summary.completion_tokens,
+                       "cost_usd": cost,
+                       # Calls of crashed attempts whose replies never came stay counted at their reservations.
+                       "reserved_calls": before["reserved_calls"], "reserved_usd": before["reserved_usd"]})
 
 
 def summary_result(summary: RunSummary, usage: dict[str, Any], pairs: int) -> dict[str, Any]:

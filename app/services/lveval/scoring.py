@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from sqlalchemy import delete, insert, select
 
 from app.core.metrics import PROFILES
+from app.core.metrics.profiles import OFFICIAL
 from app.core.metrics.lveval.rows import score_row
 from app.core.metrics.lveval.table import averages, file_score
 from app.extensions import db
@@ -48,14 +49,20 @@ class StoredRow:
     line_no: int
     text: str
     answers: tuple[str, ...] | str
-    gold_ans: str | None
+    gold_ans: str | None  # the prediction's own row's keywords
+    question_gold_ans: str | None  # the keywords the question was first imported with
+
+    def keywords(self, profile: str) -> str | None:
+        """The gold_ans a profile scores this row with (quirk lveval_gold_per_folder): evaluation.py reads each
+        model folder's own rows; the fixed profile gives every model the question's one set of keywords."""
+        return self.gold_ans if profile == OFFICIAL else self.question_gold_ans
 
 
 def load_rows(system_id: int) -> list[StoredRow]:
     """The system's LV-Eval predictions, cell by cell in file order (the order LV-Eval sums in)."""
     stmt = (
         select(Prediction.id, Prediction.question_id, LvevalItem.dataset, LvevalItem.level, Prediction.line_no,
-               Prediction.text, LvevalItem.answers, LvevalItem.gold_ans)
+               Prediction.text, LvevalItem.answers, Prediction.gold_ans, LvevalItem.gold_ans)
         .join(Question, Prediction.question_id == Question.id)
         .join(Document, Question.document_id == Document.id)
         .join(LvevalItem, LvevalItem.question_id == Question.id)
@@ -63,10 +70,10 @@ def load_rows(system_id: int) -> list[StoredRow]:
         .order_by(Document.task, Prediction.line_no, Prediction.id)
     )
     rows = []
-    for pid, qid, dataset, level, line_no, text, answers, gold in db.session.execute(stmt):
+    for pid, qid, dataset, level, line_no, text, answers, gold, question_gold in db.session.execute(stmt):
         parsed = json.loads(answers)
         rows.append(StoredRow(pid, qid, dataset, level, line_no, text,
-                              parsed if isinstance(parsed, str) else tuple(parsed), gold))
+                              parsed if isinstance(parsed, str) else tuple(parsed), gold, question_gold))
     return rows
 
 
@@ -105,7 +112,7 @@ def score_lveval_system(system_id: int, *, profiles: Iterable[str] = PROFILES, j
             check_cancelled()
         by_cell: dict[tuple[str, str], list[float]] = defaultdict(list)
         for row in rows:
-            value = score_row(row.dataset, row.text, row.answers, row.gold_ans, profile=profile).value
+            value = score_row(row.dataset, row.text, row.answers, row.keywords(profile), profile=profile).value
             by_cell[(row.dataset, row.level)].append(value)
             results.append({"prediction_id": row.prediction_id, "system_id": system_id,
                             "question_id": row.question_id, "metric": ROW_METRIC, "profile": profile,

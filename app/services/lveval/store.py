@@ -192,17 +192,17 @@ def _store_predictions(system: System, document: Document, file: LvevalFile, que
             new_rows.append({"system_id": system.id, "question_id": question_id, "file_id": pred_file.id,
                              "line_no": row.line, "text": row.pred, "text_sha256": sha256_text(row.pred),
                              "prompt": None, "evaluation": EVALUATION, "word_count": word_count(row.pred),
-                             "long_answer": long_answer_flag(row.pred)})
+                             "long_answer": long_answer_flag(row.pred), "gold_ans": row.gold_ans})
         elif current[1] == row.pred:
             counts.unchanged += 1
             if replace:
                 db.session.execute(update(Prediction).where(Prediction.id == current[0]).values(
-                    line_no=row.line, file_id=pred_file.id))
+                    line_no=row.line, file_id=pred_file.id, gold_ans=row.gold_ans))
         elif replace:
             # Answer versions a study pinned keep the old text; the old text's scores go with it.
             db.session.execute(update(Prediction).where(Prediction.id == current[0]).values(
                 text=row.pred, text_sha256=sha256_text(row.pred), line_no=row.line, file_id=pred_file.id,
-                word_count=word_count(row.pred), long_answer=long_answer_flag(row.pred)))
+                word_count=word_count(row.pred), long_answer=long_answer_flag(row.pred), gold_ans=row.gold_ans))
             replaced.append(current[0])
             counts.replaced += 1
         else:

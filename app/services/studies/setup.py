@@ -8,6 +8,7 @@ from sqlalchemy import delete, func, select
 
 from app.extensions import db
 from app.models import (
+    Document,
     Prediction,
     Question,
     Study,
@@ -124,9 +125,14 @@ def create_study(spec: StudySpec, *, by_user_id: int | None = None) -> Study:
         raise StudyError(f"The description {problem}.")
     annotators = _check_annotators(spec.annotator_ids)
     _check_overlap(spec.overlap, annotators)
+    # A study over the demo's documents belongs to the demo (shown and deleted with it), never beside real data.
+    demo_flags = set(db.session.scalars(select(Document.is_demo).join(Question, Question.document_id == Document.id)
+                                        .where(Question.id.in_(questions))))
+    if len(demo_flags) > 1:
+        raise StudyError("A study takes either the demo's questions or real ones, not both.")
     study = Study(name=name, description=spec.description.strip(), status=spec.status, overlap=spec.overlap,
                   reference_kinds=list(spec.reference_kinds), reference_policy=spec.reference_policy,
-                  is_demo=spec.is_demo, everyone_may_score=annotators is None, created_by_id=by_user_id)
+                  is_demo=spec.is_demo or demo_flags == {True}, everyone_may_score=annotators is None, created_by_id=by_user_id)
     db.session.add(study)
     db.session.flush()
     for position, question_id in enumerate(questions):
