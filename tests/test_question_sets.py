@@ -142,6 +142,9 @@ def test_the_study_page_offers_the_owners_sets(loaded, client, auth):
     response = client.get("/studies/new")
     assert response.status_code == 200
     page = response.get_data(as_text=True)
-    with app.app_context():
+    with app.test_request_context("/studies/new"):
+        from flask import g
+
+        g.demo_scope = False  # the page's own view: real data was imported, so the demo is kept apart
         for entry in sets.available_sets():
             assert f'value="{entry["name"]}"' in page

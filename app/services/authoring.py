@@ -98,7 +98,8 @@ def _authored_document(source: Document) -> Document:
     if found is None:
         found = Document(collection=AUTHORED, task=source.task, source=source.source, title=source.title,
                          text=source.text, sha256=source.sha256, word_count=source.word_count,
-                         char_count=source.char_count, evaluation=source.evaluation, source_file="authored")
+                         char_count=source.char_count, evaluation=source.evaluation, source_file="authored",
+                         is_demo=source.is_demo)  # an authored copy of the demo is demo
         db.session.add(found)
         db.session.flush()
     return found

@@ -1,14 +1,7 @@
-"""The shipped demo data set: fictional, marked as demo, its own study, and kept apart from real data.
-
-Sample data sits apart from real data, as in Label Studio's and Argilla's sample projects. Documents,
-systems and studies carry `is_demo`; while the database holds nothing else the demo is all there is,
-and once real data exists every page shows either the real data or, when a user asks for it (the
-"demo view"), the demo alone, never the two side by side. `scope_options` is the one rule for that.
-"""
+"""The shipped demo data set: fictional, marked as demo, and its own study (kept apart: services.demo_scope)."""
 from __future__ import annotations
 
 from sqlalchemy import select
-from sqlalchemy.orm import with_loader_criteria
 
 from app.config import REPO_ROOT
 from app.extensions import db
@@ -17,28 +10,6 @@ from app.services.importers import ImportReport, import_path
 
 DEMO_PATH = REPO_ROOT / "data" / "demo"
 DEMO_STUDY = "Demo"
-# The kinds of row that are demo or real; everything else hangs off one of them.
-DEMO_MARKED = (Document, System, Study)
-# An execution option that lifts the separation for one statement (deleting the demo counts its rows).
-ALL_DATA = "leval_all_data"
-
-
-def scope_options(demo: bool) -> list:
-    """Statement options that keep only demo rows (`demo`) or only real ones, wherever those kinds appear."""
-    return [with_loader_criteria(model, model.is_demo.is_(demo), include_aliases=True) for model in DEMO_MARKED]
-
-
-def real_data_exists() -> bool:
-    """True once anything but the demo was imported, generated or set up."""
-    return any(db.session.scalar(select(model.id).where(model.is_demo.is_(False)).limit(1)
-                                 .execution_options(**{ALL_DATA: True})) is not None for model in DEMO_MARKED)
-
-
-def demo_exists() -> bool:
-    return any(db.session.scalar(select(model.id).where(model.is_demo.is_(True)).limit(1)
-                                 .execution_options(**{ALL_DATA: True})) is not None for model in DEMO_MARKED)
-
-
 def load_demo() -> ImportReport:
     """Import data/demo as demo data (L-Eval files and the LV-Eval model folders) and open its study; safe to
     run again."""

@@ -25,7 +25,7 @@ from sqlalchemy.orm import ORMExecuteState, Session
 
 from app.extensions import db
 from app.models import Setting
-from app.services import demo
+from app.services import demo_scope as demo
 from app.web.security import staff_required
 
 bp = Blueprint("demo_view", __name__)

@@ -16,6 +16,7 @@ from app.models import (
     Prediction,
     System,
 )
+from app.services.demo_scope import questions_are_demo
 from app.services.input_rules import long_answer_flag
 from app.services.llm import call_cache
 from app.services.question_sets import select_questions, task_of
@@ -46,8 +47,10 @@ def system_for_run(run: GenerationRun) -> System:
     if system is None and existing:
         raise SystemConflict(f"system name: there is no system {run.system_name!r} to add answer versions to")
     if system is None:
+        asked = select_questions(run.spec.get("question_set", ""), required=False)
         system = System(name=run.system_name, pred_key=predfile.pred_key(run.system_name),
-                        length_instruction=bool(run.spec.get("length_instruction")), uploaded_by_id=run.created_by_id)
+                        length_instruction=bool(run.spec.get("length_instruction")), uploaded_by_id=run.created_by_id,
+                        is_demo=questions_are_demo(q.question_id for q in asked))
         db.session.add(system)
         db.session.flush()
     elif run.system_id != system.id and not existing:

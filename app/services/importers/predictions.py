@@ -18,6 +18,7 @@ from app.models import (
     System,
 )
 from app.models.corpus import HUMAN_EVAL, TASKS
+from app.services.demo_scope import questions_are_demo
 from app.services.importers.fields import optional_str, require_str, storable
 from app.services.input_rules import long_answer_flag, system_name_problem
 
@@ -108,7 +109,8 @@ def store_predictions(
     if system is None:
         if problem := system_name_problem(parsed.system):
             raise FileFormatError(name, problem)
-        system = System(name=parsed.system, pred_key=parsed.pred_key, uploaded_by_id=uploaded_by_id, is_demo=demo)
+        system = System(name=parsed.system, pred_key=parsed.pred_key, uploaded_by_id=uploaded_by_id,
+                        is_demo=demo or questions_are_demo(question_id for _, question_id in assignments))
         db.session.add(system)
         db.session.flush()
     pred_file = db.session.scalars(

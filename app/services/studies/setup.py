@@ -22,6 +22,7 @@ from app.models import (
 from app.models.corpus import REFERENCE_KINDS
 from app.models.studies import REFERENCE_POLICIES, STUDY_STATUSES
 from app.services import question_sets as sets
+from app.services.demo_scope import questions_are_demo
 from app.services.input_rules import column_length, text_problem
 from app.services.question_sets import subset_questions  # noqa: F401  (re-exported: callers create the demo study with it)
 from app.services.studies import assignment, references
@@ -126,13 +127,13 @@ def create_study(spec: StudySpec, *, by_user_id: int | None = None) -> Study:
     annotators = _check_annotators(spec.annotator_ids)
     _check_overlap(spec.overlap, annotators)
     # A study over the demo's documents belongs to the demo (shown and deleted with it), never beside real data.
-    demo_flags = set(db.session.scalars(select(Document.is_demo).join(Question, Question.document_id == Document.id)
-                                        .where(Question.id.in_(questions))))
-    if len(demo_flags) > 1:
+    over_demo = questions_are_demo(questions)
+    if not over_demo and db.session.scalar(select(Question.id).join(Document, Document.id == Question.document_id)
+                                           .where(Question.id.in_(questions), Document.is_demo.is_(True)).limit(1)):
         raise StudyError("A study takes either the demo's questions or real ones, not both.")
     study = Study(name=name, description=spec.description.strip(), status=spec.status, overlap=spec.overlap,
                   reference_kinds=list(spec.reference_kinds), reference_policy=spec.reference_policy,
-                  is_demo=spec.is_demo or demo_flags == {True}, everyone_may_score=annotators is None, created_by_id=by_user_id)
+                  is_demo=spec.is_demo or over_demo, everyone_may_score=annotators is None, created_by_id=by_user_id)
     db.session.add(study)
     db.session.flush()
     for position, question_id in enumerate(questions):
