@@ -539,3 +539,36 @@ def test_lveval_predictions_take_their_question_s_gold_ans_and_keep_everything_e
         upgrade()
         db.session.remove()
         db.engine.dispose()
+
+
+BEFORE_JOB_DEMO_MARK = "9e3b5c71d2a4"
+
+
+def test_jobs_take_the_demo_mark_of_their_system_or_study(tmp_path):
+    """A job about the demo's system is marked demo; a job about a real one, or about nothing, is not; rows stay."""
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=FIRST_SCHEMA)
+        with db.engine.begin() as connection:
+            seed_first_schema(connection)  # system 1, model-a: real
+        upgrade(revision=BEFORE_JOB_DEMO_MARK)
+        with db.engine.begin() as connection:
+            now = "2026-01-02 03:04:05.000000"
+            connection.execute(text("INSERT INTO systems (id, name, pred_key, length_instruction, is_demo, variant_kind, "
+                                    "created_at) SELECT 2, 'demo-b', 'demo-b_pred', length_instruction, TRUE, "
+                                    "variant_kind, created_at FROM systems WHERE id = 1"))
+            for job_id, params in ((1, '{"system_id": 2, "system": "demo-b"}'), (2, '{"system_id": 1, "system": "model-a"}'),
+                                   (3, '{"system": "demo-b", "baseline": "model-a"}'), (4, '{"system": "demo-b", "baseline": "demo-b"}'),
+                                   (5, '{}')):
+                connection.execute(text("INSERT INTO jobs (id, kind, params, params_hash, status, done, total, message, "
+                                        "cancel_requested, attempts, created_at) VALUES (:id, 'metrics', :params, :h, "
+                                        "'done', 0, 0, '', FALSE, 0, :now)"),
+                                   {"id": job_id, "params": params, "h": str(job_id), "now": now})
+        upgrade()
+        with db.engine.connect() as connection:
+            marks = {job_id: bool(flag) for job_id, flag in connection.execute(text("SELECT id, is_demo FROM jobs"))}
+            assert marks == {1: True, 2: False, 3: False, 4: True, 5: False}
+            assert connection.execute(text("SELECT value FROM scores")).scalar() == 4
+        downgrade(revision=BEFORE_JOB_DEMO_MARK)
+        assert "is_demo" not in {c["name"] for c in inspect(db.engine).get_columns("jobs")}
+        db.engine.dispose()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Integer, String, Text
+from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Integer, String, Text, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.extensions import db
@@ -28,6 +28,8 @@ class Job(db.Model):
     error: Mapped[str | None] = mapped_column(Text)
     result: Mapped[dict | None] = mapped_column(JSON)
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    # About demo data (its system or study is the demo's): listed with the demo, never beside real work.
+    is_demo: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     # "host:pid" of the process running it, so a restart can tell a dead worker from a busy one.
     worker_id: Mapped[str | None] = mapped_column(String(120))

@@ -11,36 +11,33 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sqlalchemy import Integer, String, cast, func, or_, select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import with_loader_criteria
 
 from app.extensions import db
 from app.models import Document, Job, Question, Study, System
 
 # The kinds of row that are demo or real; everything else hangs off one of them.
-DEMO_MARKED = (Document, System, Study)
+DEMO_MARKED = (Document, System, Study, Job)
 # An execution option that lifts the separation for one statement (deleting the demo counts its rows).
 ALL_DATA = "leval_all_data"
 
 
 def scope_options(demo: bool) -> list:
-    """Statement options that keep only demo rows (`demo`) or only real ones, wherever those kinds appear;
-    jobs follow the system or study they are about."""
-    return [*(with_loader_criteria(model, model.is_demo.is_(demo), include_aliases=True) for model in DEMO_MARKED),
-            with_loader_criteria(Job, ~func.coalesce(_about_other_side(demo), False))]
+    """Statement options that keep only demo rows (`demo`) or only real ones, wherever those kinds appear
+    (jobs carry the mark of the system or study they are about)."""
+    return [with_loader_criteria(model, model.is_demo.is_(demo), include_aliases=True) for model in DEMO_MARKED]
 
 
-def _about_other_side(demo: bool):
-    # Core tables, not the ORM classes: the criteria above must not apply inside these subqueries.
-    systems, studies = System.__table__, Study.__table__
-    names = select(systems.c.name).where(systems.c.is_demo.is_(not demo))
-    params = Job.params
-    # Cast to plain types: SQLAlchemy's JSON index types warn when compared with IN.
-    return or_(cast(params["system_id"].as_integer(), Integer).in_(
-                   select(systems.c.id).where(systems.c.is_demo.is_(not demo))),
-               *(cast(params[key].as_string(), String).in_(names) for key in ("system", "system_name", "baseline")),
-               cast(params["study_id"].as_integer(), Integer).in_(
-                   select(studies.c.id).where(studies.c.is_demo.is_(not demo))))
+def job_is_demo(params: dict) -> bool:
+    """True when a job's system, baseline or study is the demo's: the job is listed with the demo."""
+    ids = [params[key] for key in ("system_id",) if isinstance(params.get(key), int)]
+    names = [params[key] for key in ("system", "system_name", "baseline") if isinstance(params.get(key), str)]
+    studies = [params["study_id"]] if isinstance(params.get("study_id"), int) else []
+    found = [*db.session.scalars(select(System.is_demo).where(or_(System.id.in_(ids), System.name.in_(names)))
+                                 .execution_options(**{ALL_DATA: True})),
+             *db.session.scalars(select(Study.is_demo).where(Study.id.in_(studies)).execution_options(**{ALL_DATA: True}))]
+    return bool(found) and all(found)
 
 
 def real_data_exists() -> bool:

@@ -14,6 +14,7 @@ from app.extensions import db
 from app.models import Job
 from app.models.base import utcnow
 from app.models.jobs import ACTIVE_STATUSES
+from app.services.demo_scope import ALL_DATA, job_is_demo
 from app.services.jobs.registry import handler_for
 
 
@@ -42,11 +43,12 @@ def submit_job(kind: str, params: dict, *, user_id: int | None = None, total: in
     digest = params_hash(kind, params)
     twin = db.session.scalars(
         select(Job).where(Job.params_hash == digest, Job.status.in_(ACTIVE_STATUSES + ("done",))).limit(1)
+        .execution_options(**{ALL_DATA: True})
     ).first()
     if twin is not None:
         raise DuplicateJob(twin)
     job = Job(kind=kind, params=params, params_hash=digest, status="queued", total=total,
-              message="Waiting for a worker", created_by_id=user_id)
+              message="Waiting for a worker", created_by_id=user_id, is_demo=job_is_demo(params))
     db.session.add(job)
     db.session.commit()
     if enqueue:

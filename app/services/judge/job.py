@@ -27,6 +27,7 @@ from app.core.judge.profiles import JudgeProfile, get_profile
 from app.extensions import db
 from app.models import Job, JudgePrompt
 from app.models.base import utcnow
+from app.services.demo_scope import job_is_demo
 from app.services.jobs import JobCancelled, JobContext, submit_job
 from app.services.jobs.lifecycle import params_hash
 from app.services.jobs.usage import JobUsageLedger, previous_usage, with_bound
@@ -235,7 +236,8 @@ def record_finished_run(run: PreparedRun, summary: RunSummary, *, concurrency: i
         .order_by(Job.id.desc()).limit(1)
     ).first()
     if job is None:
-        job = Job(kind=JOB_KIND, params=params, params_hash=digest, created_by_id=user_id, started_at=utcnow())
+        job = Job(kind=JOB_KIND, params=params, params_hash=digest, created_by_id=user_id, started_at=utcnow(),
+                  is_demo=job_is_demo(params))
         db.session.add(job)
     total = 2 * len(run.pairs)
     failed = summary.errors > 0

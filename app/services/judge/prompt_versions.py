@@ -7,8 +7,7 @@ from app.models import JudgePrompt
 from app.services.llm.prompt_versions import (
     PromptError,
     PromptVersions,
-    normalise_newlines,
-    save_edit,
+    save_message_edit,
     seed_version,
 )
 
@@ -73,13 +72,5 @@ def create_version(base: JudgePrompt, *, system_text: str, user_template: str,
     if is_fixed(base):
         raise PromptError(f"{base.name} is L-Eval's prompt, used verbatim by the leval profile; "
                           "edit the default prompt instead")
-    system_text = normalise_newlines(system_text).strip()
-    user_template = normalise_newlines(user_template).strip()
-    candidate = PromptTemplate(base.name, base.version, system_text, user_template)
-    try:
-        validate_template(candidate)
-    except ValueError as exc:
-        raise PromptError(str(exc)) from None
-    return save_edit(JudgePrompt, base, new_fingerprint=candidate.fingerprint(),
-                     old_fingerprint=as_template(base).fingerprint(), user_id=user_id,
-                     system_text=system_text, user_template=user_template)
+    return save_message_edit(JudgePrompt, base, template_type=PromptTemplate, validate=validate_template,
+                             system_text=system_text, user_template=user_template, user_id=user_id)

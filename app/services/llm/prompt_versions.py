@@ -116,3 +116,23 @@ def save_edit(model: type[Row], base: Any, *, new_fingerprint: str, old_fingerpr
         if row is not None:
             return row
     raise PromptError("someone saved another version at the same time; reload and try again")
+
+
+def save_message_edit(model: type[Row], base: Any, *, template_type: Callable[..., Any],
+                      validate: Callable[[Any], None], system_text: str, user_template: str,
+                      user_id: int | None) -> Row:
+    """An edit of a two-message prompt (a system message and a user template: the judge's and the rater's).
+
+    Newlines as the browser sends them are folded, the edit is checked by the core's validator, and it is
+    saved as the next version (an unchanged edit saves nothing).
+    """
+    system_text = normalise_newlines(system_text).strip()
+    user_template = normalise_newlines(user_template).strip()
+    candidate = template_type(base.name, base.version, system_text, user_template)
+    try:
+        validate(candidate)
+    except ValueError as exc:
+        raise PromptError(str(exc)) from None
+    original = template_type(base.name, base.version, base.system_text, base.user_template)
+    return save_edit(model, base, new_fingerprint=candidate.fingerprint(), old_fingerprint=original.fingerprint(),
+                     user_id=user_id, system_text=system_text, user_template=user_template)

@@ -6,8 +6,7 @@ from app.models import RaterPrompt
 from app.services.llm.prompt_versions import (
     PromptError,
     PromptVersions,
-    normalise_newlines,
-    save_edit,
+    save_message_edit,
     seed_version,
 )
 
@@ -44,13 +43,5 @@ def get_rater_prompt(prompt_id: int) -> RaterPrompt | None:
 def create_rater_version(base: RaterPrompt, *, system_text: str, user_template: str,
                          user_id: int | None = None) -> RaterPrompt:
     """Save an edit of `base` as the next version of its prompt; earlier versions stay as they were."""
-    system_text = normalise_newlines(system_text).strip()
-    user_template = normalise_newlines(user_template).strip()
-    candidate = RaterTemplate(base.name, base.version, system_text, user_template)
-    try:
-        validate_template(candidate)
-    except ValueError as exc:
-        raise RaterPromptError(str(exc)) from None
-    return save_edit(RaterPrompt, base, new_fingerprint=candidate.fingerprint(),
-                     old_fingerprint=as_template(base).fingerprint(), user_id=user_id,
-                     system_text=system_text, user_template=user_template)
+    return save_message_edit(RaterPrompt, base, template_type=RaterTemplate, validate=validate_template,
+                             system_text=system_text, user_template=user_template, user_id=user_id)
