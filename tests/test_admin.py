@@ -145,3 +145,13 @@ def test_usernames_the_database_could_not_store_are_refused(app):
         assert response.status_code == 400 and "Username must be 2–80 letters" in response.get_data(as_text=True)
     with app.app_context():
         assert db.session.scalar(select(User.id).where(User.username.like("nul%"))) is None
+
+
+def test_the_admin_area_opens_on_the_accounts_and_only_for_admins(app, client, auth):
+    """First-hour finding 17: /admin/ was a 404."""
+    auth.login("admin")
+    response = client.get("/admin/")
+    assert response.status_code == 302 and response.headers["Location"].endswith("/admin/users")
+    auth.logout()
+    auth.login("researcher")
+    assert client.get("/admin/").status_code == 403

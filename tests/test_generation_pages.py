@@ -1,7 +1,9 @@
 """Generation pages: launch through the job queue, run page, download, compare, prompt versions."""
 from __future__ import annotations
 
+import html
 import json
+import re
 
 import pytest
 from sqlalchemy import func, select
@@ -174,3 +176,21 @@ def test_a_prompt_edit_with_a_nul_character_is_refused_and_no_version_is_saved(d
     assert message in page
     with demo.app_context():
         assert [p.version for p in db.session.scalars(select(GenerationPrompt))] == [1]
+
+
+def test_what_was_cut_names_documents_by_title(demo, client, auth, runner, stub):
+    """First-hour finding 21: the run page's "What was cut" names each document by its title, not its number."""
+    from app.models import Document
+
+    result = runner.invoke(args=["generate", "--base-url", stub.base_url, "--model", "m", "--context-tokens", "900",
+                                 "--max-tokens", "64", "--json"])
+    assert result.exit_code == 0, result.output
+    with demo.app_context():
+        run = db.session.scalars(select(GenerationRun)).one()
+        cut_ids = [cut["document"] for cut in run.manifest["truncated_documents"]]
+        titles = {doc.id: doc.title for doc in db.session.scalars(select(Document).where(Document.id.in_(cut_ids)))}
+    assert cut_ids and all(titles.values())
+    auth.login("researcher")
+    page = client.get(f"/generate/runs/{run.id}").get_data(as_text=True)
+    named = re.findall(r'data-field="cut-document">([^<]*)<', page)
+    assert named == [html.escape(titles[key]) for key in cut_ids]

@@ -33,6 +33,13 @@ def _users_page(status: int = 200, **form):
     return render_template("admin/users.html", users=list_users(), roles=ROLES, form=form), status
 
 
+@bp.get("/")
+@roles_required("admin")
+def index():
+    """The admin area opens on its one page, the accounts."""
+    return redirect(url_for("admin.users"))
+
+
 @bp.get("/users")
 @roles_required("admin")
 def users():

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 
 from app.core.generation import manifest as manifests
 from app.core.generation import plan as plans
@@ -106,6 +106,7 @@ class Prepared:
     counter: tokens.TokenCounter
     run: plans.RunPlan
     question_fingerprint: str
+    titles: dict[int, str] = field(default_factory=dict)  # document id -> title, for "What was cut"
 
     def manifest(self, reported_model: str | None = None) -> dict:
         spec = self.spec
@@ -119,7 +120,8 @@ class Prepared:
             question_count=len(self.run.questions), question_fingerprint=self.question_fingerprint,
         )
         data[manifests.CUTS_KEY] = [
-            {"document": key, **cut.record()} for key, cut in self.run.truncations.items() if cut.cut
+            {"document": key, "title": self.titles.get(key, ""), **cut.record()}
+            for key, cut in self.run.truncations.items() if cut.cut
         ]
         return data
 
@@ -157,4 +159,5 @@ def prepare(spec: RunSpec) -> Prepared:
         raise GenerationError(f"context tokens: {exc}") from None
     fingerprint = manifests.questions_fingerprint(
         (documents[q.document_id].sha256, q.instruction, q.reference, q.evaluation) for q in questions)
-    return Prepared(spec, prompt, profile, settings, counter, run, fingerprint)
+    return Prepared(spec, prompt, profile, settings, counter, run, fingerprint,
+                    {key: document.title for key, document in documents.items()})
