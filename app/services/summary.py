@@ -11,6 +11,7 @@ from app.models import (
     Question,
     Reference,
     Score,
+    Study,
     System,
     User,
 )
@@ -24,3 +25,34 @@ COUNTED = {
 def counts() -> dict[str, int]:
     """Return {"documents": n, "questions": n, …} for the summary command and /healthz."""
     return {name: db.session.scalar(select(func.count()).select_from(model)) or 0 for name, model in COUNTED.items()}
+
+
+def next_steps() -> list[dict]:
+    """What the signed-in researcher can do next, most pressing first (the home page's first lines).
+
+    Each step: {"key", "text", "endpoint"}; the page links each to its area. The order follows the
+    walkthrough: import data, score it, create a study, then follow the studies and jobs under way.
+    """
+    from app.services.demo_scope import real_data_exists
+    from app.services.metrics.job import unscored_systems
+
+    steps = []
+    active = db.session.scalar(select(func.count()).select_from(Job).where(Job.status.in_(("queued", "running")))) or 0
+    if active:
+        steps.append({"key": "jobs", "text": f"{active} job(s) queued or running", "endpoint": "jobs.index"})
+    if not real_data_exists():
+        steps.append({"key": "import", "text": "Import L-Eval's human-evaluation subset (`python run.py import-leval "
+                      "--download`) or upload predictions", "endpoint": "predictions.index"})
+        return steps
+    unscored = unscored_systems()
+    if unscored:
+        steps.append({"key": "score", "text": f"{len(unscored)} system(s) have no metrics yet", "endpoint": "predictions.index"})
+    studies = db.session.scalar(select(func.count()).select_from(Study)) or 0
+    if not studies:
+        steps.append({"key": "study", "text": "Create a study so annotators can score the answers", "endpoint": "studies.new"})
+    else:
+        steps.append({"key": "studies", "text": f"Follow your {studies} stud{'y' if studies == 1 else 'ies'}",
+                      "endpoint": "studies.index"})
+        steps.append({"key": "results", "text": "Compare the metrics and the judge with the human scores",
+                      "endpoint": "results.human"})
+    return steps
