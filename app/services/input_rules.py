@@ -21,14 +21,14 @@ NUL_PROBLEM = "contains a NUL character (\\u0000), which the database cannot sto
 # JSON's \\u escapes can name half of a surrogate pair; no database (nor UTF-8) can store it.
 SURROGATE_PROBLEM = "holds half of a surrogate pair, which is not valid Unicode text"
 _SURROGATE = re.compile("[\ud800-\udfff]")
-# A system name (README, "Limits"): it becomes a file name (`<name>.pred.jsonl`, downloads) and is shown
+# A system name (docs/uploads.md, "Limits"): it becomes a file name (`<name>.pred.jsonl`, downloads) and is shown
 # beside other names, so it holds nothing that hides (bidi controls, zero-width characters), nothing a path
 # reads as a folder (/ \\, only dots) and no device name Windows reserves.
 SYSTEM_NAME_RULE = ("a system name has 1 to 120 characters, no control characters, no invisible or text-direction "
                     "characters (such as U+202E or U+200B), no / or \\, no space at either end, is not only dots "
                     "and is not a name Windows reserves (CON, PRN, AUX, NUL, COM1-COM9, LPT1-LPT9)")
 _PATH_SEPARATORS = frozenset("/\\")
-# Longest answer annotators are shown without a researcher's decision (README, "Limits"); longer ones are
+# Longest answer annotators are shown without a researcher's decision (docs/uploads.md, "Limits"); longer ones are
 # imported and scored by the metrics, but held out of studies until a researcher shows them.
 MAX_HUMAN_ANSWER_CHARS = 100_000
 

@@ -14,7 +14,7 @@ page as a browser does:
 The figure is the server process's peak resident memory (VmHWM, reset through /proc/<pid>/clear_refs
 before each upload; sampled every 10 ms where that is not allowed). The baseline, measured in the same
 run, is the same server idle after sign-in. Target: <= 300 MB peak for every case. --quick uses small
-sizes (a smoke run of seconds; its figures are not the README's).
+sizes (a smoke run of seconds; its figures are not docs/performance.md's).
 """
 from __future__ import annotations
 

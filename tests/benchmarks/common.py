@@ -61,7 +61,7 @@ def print_table(rows: list[dict]) -> None:
 
 
 def markdown_table(rows: list[dict]) -> str:
-    """The same table in Markdown, for the README's performance section."""
+    """The same table in Markdown, for docs/performance.md."""
     lines = ["| measure | figure | target | baseline (same run) | ratio |", "|---|---|---|---|---|"]
     for r in rows:
         unit = r.get("unit", "") or ""

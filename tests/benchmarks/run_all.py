@@ -36,9 +36,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--only", default="", help="comma-separated subset of: " + ", ".join(BENCHMARKS))
     parser.add_argument("--json", type=Path, help="also write the rows as JSON")
-    parser.add_argument("--markdown", type=Path, help="also write the table in Markdown (the README's)")
+    parser.add_argument("--markdown", type=Path, help="also write the table in Markdown (docs/performance.md's)")
     parser.add_argument("--quick", action="store_true",
-                        help="small sizes and short runs (a smoke test: the figures are not the README's)")
+                        help="small sizes and short runs (a smoke test: the figures are not docs/performance.md's)")
     args = parser.parse_args()
     chosen = [b for b in BENCHMARKS if not args.only or b in args.only.split(",")]
     if not (SHARED_LEVAL / "Predictions").is_dir():

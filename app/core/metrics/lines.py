@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 from typing import BinaryIO, Iterator
 
-# The longest JSON line any reader accepts (README, "Limits"): a longer line is an error on its line and
+# The longest JSON line any reader accepts (docs/uploads.md, "Limits"): a longer line is an error on its line and
 # is skipped while reading, so one endless line never sits in memory.
 MAX_LINE_BYTES = 20 * 1024 * 1024
 READ_CHUNK = 1024 * 1024

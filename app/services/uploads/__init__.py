@@ -122,7 +122,7 @@ def preview_upload(uploads: list[tuple[str, BinaryIO]], *, user_id: int, system_
 
 
 def cap_new_systems(previews: list[FilePreview], limit: int) -> None:
-    """Refuse the files of every new system past the first `limit` of one upload (README, "Limits")."""
+    """Refuse the files of every new system past the first `limit` of one upload (docs/uploads.md, "Limits")."""
     names = list(dict.fromkeys(p.system for p in previews if p.ok))
     known = set(db.session.scalars(select(System.name).where(System.name.in_(names)))) if names else set()
     new = [name for name in names if name not in known]

@@ -1,7 +1,7 @@
 """Answers too long for human evaluation: held out of studies until a researcher decides to show them.
 
 The metrics score every answer; only what annotators are shown is capped (MAX_HUMAN_ANSWER_CHARS,
-README "Limits"), because one huge answer makes every annotator's question page huge and slow.
+docs/uploads.md, "Limits"), because one huge answer makes every annotator's question page huge and slow.
 """
 from __future__ import annotations
 
