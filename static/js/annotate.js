@@ -183,12 +183,25 @@
     if (fill && data.progress && data.progress.total) fill.style.width = (100 * data.progress.done / data.progress.total).toFixed(1) + "%";
     const item = document.querySelector('.qlist-item[data-question="' + questionId + '"]');
     if (item && data.question) {
-      const done = data.question.scored >= data.question.total;
+      const scored = data.question.scored;
+      const done = scored >= data.question.total;
       item.classList.toggle("is-done", done);
-      item.classList.toggle("is-partial", !done && data.question.scored > 0);
-      item.querySelector(".qlist-mark").textContent = done ? "✓" : "◐";
-      item.querySelector(".qlist-state").textContent = done ? "done" : data.question.scored + " of " + data.question.total;
+      item.classList.toggle("is-partial", !done && scored > 0);
+      // The same marks and words as templates/annotate/_question_list.html.
+      item.querySelector(".qlist-mark").textContent = done ? "✓" : scored > 0 ? "◐" : "○";
+      item.querySelector(".qlist-state").textContent = done ? "done" : scored > 0 ? scored + " of " + data.question.total : "not started";
+      showDocumentCount(item);
     }
+  }
+
+  // The document's "n of m done" beside its title counts its questions marked done in the menu.
+  function showDocumentCount(item) {
+    const section = item.closest(".qlist-doc");
+    const count = section && section.querySelector(".qlist-count");
+    if (!count) return;
+    const items = section.querySelectorAll(".qlist-item");
+    const done = section.querySelectorAll(".qlist-item.is-done");
+    count.textContent = done.length + " of " + items.length + " done";
   }
 
   function markScored(s) {
