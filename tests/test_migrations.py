@@ -541,11 +541,19 @@ def test_lveval_predictions_take_their_question_s_gold_ans_and_keep_everything_e
         db.engine.dispose()
 
 
-BEFORE_JOB_DEMO_MARK = "9e3b5c71d2a4"
+BEFORE_JOB_DEMO_MARK = "e3a9c2d41b76"
 
 
 def test_jobs_take_the_demo_mark_of_their_system_or_study(tmp_path):
     """A job about the demo's system is marked demo; a job about a real one, or about nothing, is not; rows stay."""
+
+
+BEFORE_CLEARS = "9e3b5c71d2a4"
+
+
+def test_clearable_scores_arrive_on_a_scored_database_and_keep_the_1_to_5_rule(tmp_path):
+    """Scores and revisions are kept; a score may now have no value (cleared) but never one outside 1–5;
+    going back drops what the old schema cannot hold (a cleared score) and keeps the rest."""
     app = make_app(tmp_path)
     with app.app_context():
         upgrade(revision=FIRST_SCHEMA)
@@ -571,4 +579,30 @@ def test_jobs_take_the_demo_mark_of_their_system_or_study(tmp_path):
             assert connection.execute(text("SELECT value FROM scores")).scalar() == 4
         downgrade(revision=BEFORE_JOB_DEMO_MARK)
         assert "is_demo" not in {c["name"] for c in inspect(db.engine).get_columns("jobs")}
+
+
+            seed_first_schema(connection)
+        upgrade(revision=BEFORE_CLEARS)
+        upgrade()
+        now = "2026-01-03 03:04:05.000000"
+        with db.engine.begin() as connection:
+            assert connection.execute(text("SELECT value, comment FROM scores")).one() == (4, "good")
+            assert connection.execute(text("SELECT old_value, new_value FROM score_revisions")).one() == (None, 4)
+            connection.execute(text("UPDATE scores SET value = NULL WHERE id = 1"))  # cleared
+            connection.execute(text(
+                "INSERT INTO score_revisions (id, score_id, old_value, new_value, old_comment, new_comment, "
+                "changed_at) VALUES (2, 1, 4, NULL, 'good', 'good', :now)"), {"now": now})
+        with pytest.raises(Exception, match="(?i)check"):
+            with db.engine.begin() as connection:
+                connection.execute(text("UPDATE scores SET value = 6 WHERE id = 1"))
+        with db.engine.connect() as connection:
+            assert connection.execute(text("SELECT value FROM scores")).one() == (None,)
+            assert connection.execute(text("SELECT count(*) FROM score_revisions")).scalar() == 2
+        downgrade(revision=BEFORE_CLEARS)
+        with db.engine.connect() as connection:
+            assert connection.execute(text("SELECT count(*) FROM scores")).scalar() == 0
+            assert connection.execute(text("SELECT count(*) FROM score_revisions")).scalar() == 0
+            assert connection.execute(text("SELECT count(*) FROM question_views")).scalar() == 1
+        upgrade()
+        db.session.remove()
         db.engine.dispose()

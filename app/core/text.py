@@ -236,3 +236,36 @@ def segment_text(text: str, limit: int = SEGMENT_CHARS) -> list[tuple[str, bool]
             size += len(line) + (1 if size else 0)
         flush()
     return segments
+
+
+# -- an answer as an annotator sees it ----------------------------------------------------------
+
+# Characters that show nothing (or a mere space) yet differ by system: a byte-order mark, zero-width
+# spaces and joiners, the word joiner, soft hyphens.
+_INVISIBLE = re.compile("[\ufeff\u200b\u200c\u200d\u2060\u00ad]")
+# Spaces other than the plain one (no-break, en/em, thin, narrow no-break, medium mathematical).
+_ODD_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f]")
+_LINE_ENDS = re.compile("\r\n|\r|\u2028|\x0b|\x0c|\x85")
+_TRAILING_SPACES = re.compile(r"[ \t]+$", re.MULTILINE)
+_BLANK_RUNS = re.compile(r"\n{3,}")
+DISPLAY_TAB = "    "
+
+
+def display_answer(text: str) -> str:
+    """An answer's text as the annotator is shown it: free of layout habits that would tell its system.
+
+    Systems differ in how they lay text out, not only in what they say: one begins every answer
+    with a space or a newline, another ends lines with CRLF, leaves trailing spaces, a BOM or
+    zero-width characters, indents with tabs or leaves runs of blank lines. Shown with
+    `white-space: pre-wrap`, any of these marks the same system on every question and breaks the
+    blinding. This keeps the words and their line breaks and drops the habits: line endings become
+    "\\n", invisible characters go, odd spaces become plain ones, tabs become four spaces, lines lose
+    their trailing spaces, two or more blank lines become one, and the ends are trimmed.
+    Display only: the stored text and its sha256 (what a save is checked against) are untouched.
+    """
+    text = _LINE_ENDS.sub("\n", text).replace("\u2029", "\n\n")  # a paragraph separator is a blank line
+    text = _INVISIBLE.sub("", text)
+    text = _ODD_SPACES.sub(" ", text).replace("\t", DISPLAY_TAB)
+    text = _TRAILING_SPACES.sub("", text)
+    text = _BLANK_RUNS.sub("\n\n", text)
+    return text.strip()

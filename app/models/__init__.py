@@ -6,7 +6,7 @@ from app.models.judge import JudgePrompt, LLMJudgment
 from app.models.metrics import MetricAggregate, MetricResult
 from app.models.queue import QueueCounter, QueueSchedule, QueueTask, QueueValue
 from app.models.rating import LLMRating, RaterPrompt
-from app.models.scoring import AnnotationRound, QuestionView, Score, ScoreRevision
+from app.models.scoring import COUNTED, AnnotationRound, QuestionView, Score, ScoreRevision
 from app.models.studies import (
     Answer, Study, StudyAnnotator, StudyAnswer, StudyAssignment, StudyHiddenReference, StudyQuestion, StudySystem,
 )
@@ -14,6 +14,7 @@ from app.models.users import LoginAttempt, Setting, User
 from app.models.versions import DataVersion
 
 __all__ = [
+    "COUNTED",
     "Answer", "Study", "StudyAnnotator", "StudyAnswer", "StudyAssignment", "StudyHiddenReference", "StudyQuestion",
     "StudySystem", "AnnotationRound", "AuthoredPair", "DataVersion", "Document", "GenerationAnswer", "GenerationCall",
     "GenerationPrompt", "GenerationRun", "Job", "JudgePrompt", "LLMJudgment", "LLMRating", "LoginAttempt", "LvevalItem",

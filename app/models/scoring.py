@@ -53,7 +53,9 @@ class Score(db.Model):
     # The exact answer version scored, and its text's sha256 as the annotator saw it.
     answer_id: Mapped[int] = mapped_column(ForeignKey("answers.id", ondelete="CASCADE"), index=True)
     answer_sha256: Mapped[str] = mapped_column(String(64), default="")
-    value: Mapped[int] = mapped_column(Integer)
+    # None once the annotator cleared it: the row stays for its revisions (the audit trail), and a
+    # cleared score counts nowhere (see COUNTED below).
+    value: Mapped[int | None] = mapped_column(Integer)
     comment: Mapped[str] = mapped_column(Text, default="")
     answer_label: Mapped[str] = mapped_column(String(4), default="")
     seconds_spent: Mapped[float] = mapped_column(Float, default=0.0)
@@ -71,9 +73,13 @@ class ScoreRevision(db.Model):
     id: Mapped[int] = mapped_column(primary_key=True)
     score_id: Mapped[int] = mapped_column(ForeignKey("scores.id", ondelete="CASCADE"), index=True)
     old_value: Mapped[int | None] = mapped_column(Integer)
-    new_value: Mapped[int] = mapped_column(Integer)
+    new_value: Mapped[int | None] = mapped_column(Integer)  # None: the score was cleared
     old_comment: Mapped[str | None] = mapped_column(Text)
     new_comment: Mapped[str] = mapped_column(Text, default="")
     changed_at: Mapped[datetime] = created_at_column()
 
     score: Mapped[Score] = relationship(back_populates="revisions")
+
+
+# The one rule of which scores count (progress, results, analyses, exports): not a cleared one.
+COUNTED = Score.value.is_not(None)

@@ -1,7 +1,7 @@
 """Jobs carry the demo mark of the system or study they are about
 
 Revision ID: a8c3f1d6e2b7
-Revises: 9e3b5c71d2a4
+Revises: e3a9c2d41b76
 Create Date: 2026-11-26 14:20:00.000000
 
 The demo is kept apart from real data (services/demo_scope.py); a job about a demo system or study
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 
 # revision identifiers, used by Alembic.
 revision = 'a8c3f1d6e2b7'
-down_revision = '9e3b5c71d2a4'
+down_revision = 'e3a9c2d41b76'
 branch_labels = None
 depends_on = None
 

@@ -43,8 +43,13 @@
   function stamp(s) { if (window.levalActiveSeconds) s.seconds = window.levalActiveSeconds(); }  // activetime.js
 
   function each(fn) { Object.keys(states).forEach(function (k) { fn(states[k]); }); }
-  function isDirty(s) { return s.value !== null && (s.value !== s.saved.value || s.comment.trim() !== s.saved.comment); }
-  function commentWaiting(s) { return s.value === null && s.comment.trim() !== ""; }
+  // A score chosen or cleared (value null) that the server does not have yet; a comment rides with a score.
+  function isDirty(s) {
+    return s.value !== s.saved.value || (s.value !== null && s.comment.trim() !== s.saved.comment);
+  }
+  function commentWaiting(s) {
+    return s.value === null && s.comment.trim() !== "" && s.comment.trim() !== s.saved.comment;
+  }
   function hasUnsaved() {
     let pending = false;
     each(function (s) { if (s.inflight || isDirty(s) || commentWaiting(s)) pending = true; });
@@ -135,7 +140,9 @@
     s.inflight = true;
     refreshStatus();
     const sent = { study: studyId, question_id: questionId, round: roundNumber, label: s.label, answer: s.answer,
-                   value: s.value, comment: s.comment };
+                   comment: s.comment };
+    if (s.value === null) sent.clear = true;  // the same save, access rules and revision trail as a score
+    else sent.value = s.value;
     if (s.seconds !== null) sent.seconds = s.seconds;
     let response = null;
     fetch(saveUrl, {
@@ -183,21 +190,42 @@
     if (fill && data.progress && data.progress.total) fill.style.width = (100 * data.progress.done / data.progress.total).toFixed(1) + "%";
     const item = document.querySelector('.qlist-item[data-question="' + questionId + '"]');
     if (item && data.question) {
-      const done = data.question.scored >= data.question.total;
+      const scored = data.question.scored;
+      const done = scored >= data.question.total;
       item.classList.toggle("is-done", done);
-      item.classList.toggle("is-partial", !done && data.question.scored > 0);
-      item.querySelector(".qlist-mark").textContent = done ? "✓" : "◐";
-      item.querySelector(".qlist-state").textContent = done ? "done" : data.question.scored + " of " + data.question.total;
+      item.classList.toggle("is-partial", !done && scored > 0);
+      // The same marks and words as templates/annotate/_question_list.html.
+      item.querySelector(".qlist-mark").textContent = done ? "✓" : scored > 0 ? "◐" : "○";
+      item.querySelector(".qlist-state").textContent = done ? "done" : scored > 0 ? scored + " of " + data.question.total : "not started";
+      showDocumentCount(item);
     }
   }
 
+  // The document's "n of m done" beside its title counts its questions marked done in the menu.
+  function showDocumentCount(item) {
+    const section = item.closest(".qlist-doc");
+    const count = section && section.querySelector(".qlist-count");
+    if (!count) return;
+    const items = section.querySelectorAll(".qlist-item");
+    const done = section.querySelectorAll(".qlist-item.is-done");
+    count.textContent = done.length + " of " + items.length + " done";
+  }
+
   function markScored(s) {
-    s.el.classList.add("is-scored");
+    const scored = s.saved.value !== null;
+    s.el.classList.toggle("is-scored", scored);
     s.el.classList.remove("is-unsaved");
     const badge = s.el.querySelector("[data-state]");
-    if (badge) badge.textContent = "Scored " + s.saved.value;
+    if (badge) badge.textContent = scored ? "Scored " + s.saved.value : "Not scored";
+    const clearButton = s.el.querySelector("[data-clear]");
+    if (clearButton) clearButton.disabled = s.value === null;
     const jump = document.querySelector('.jump[data-jump="' + s.label + '"]');
-    if (jump) {
+    if (jump && !scored) {
+      jump.classList.remove("is-scored");
+      jump.setAttribute("aria-label", "Answer " + s.label + ", not scored");
+      const value = jump.querySelector(".jump-value");
+      if (value) value.remove();
+    } else if (jump) {
       jump.classList.add("is-scored");
       jump.setAttribute("aria-label", "Answer " + s.label + ", scored " + s.saved.value);
       let value = jump.querySelector(".jump-value");
@@ -222,10 +250,13 @@
     const s = states[el.dataset.label];
     el.addEventListener("change", function (event) {
       if (!event.target.classList.contains("score-radio")) return;
+      remember(s);
       s.value = Number(event.target.value);
       stamp(s);
       send(s);
     });
+    const clearButton = el.querySelector("[data-clear]");
+    if (clearButton) clearButton.addEventListener("click", function () { clearScore(s); focusAnswer(el); });
     const comment = el.querySelector(".comment");
     if (!comment) return;
     comment.addEventListener("input", function () {
@@ -254,6 +285,37 @@
   if (restored.length) {
     setStatus("Restored your unsaved comment on Answer " + restored.join(", ") + ".", "warn");
     flushAll();
+  }
+
+  /* ---- Clearing and undo: a mis-keyed score can be taken back ---- */
+  const undoStack = [];  // {label, value}: what an answer's score was before each change on this page
+
+  function remember(s) { undoStack.push({ label: s.label, value: s.value }); }
+
+  function setValue(s, value) {
+    Array.prototype.forEach.call(s.el.querySelectorAll(".score-radio"), function (radio) {
+      radio.checked = value !== null && Number(radio.value) === value;
+    });
+    s.value = value;
+    const clearButton = s.el.querySelector("[data-clear]");
+    if (clearButton) clearButton.disabled = value === null;
+    stamp(s);
+    send(s);
+  }
+
+  function clearScore(s) {
+    if (s.value === null) return;
+    remember(s);
+    setValue(s, null);
+  }
+
+  function undo() {
+    const last = undoStack.pop();
+    if (!last) return false;
+    const s = states[last.label];
+    setValue(s, last.value);
+    focusAnswer(s.el);
+    return true;
   }
 
   function choose(answer, value) {
@@ -308,11 +370,16 @@
   document.getElementById("shortcuts-button").addEventListener("click", showShortcuts);
 
   document.addEventListener("keydown", function (event) {
-    if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
-    if (dialog && dialog.open) return;
+    if (event.defaultPrevented || (dialog && dialog.open)) return;
     const target = event.target;
+    const typing = target.matches("textarea, input[type=search], input[type=text], select, [contenteditable]");
+    if ((event.ctrlKey || event.metaKey) && !event.shiftKey && !event.altKey && event.key.toLowerCase() === "z") {
+      if (!typing && undo()) event.preventDefault();  // in a text box, Ctrl+Z stays the box's own undo
+      return;
+    }
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
     const answer = target.closest ? target.closest(".answer") : null;
-    if (target.matches("textarea, input[type=search], input[type=text], select, [contenteditable]")) {
+    if (typing) {
       if (event.key === "Escape" && answer) { event.preventDefault(); focusAnswer(answer); }
       return;
     }
@@ -334,6 +401,11 @@
       return;
     }
     if (answer && key.length === 1 && key >= "1" && key <= "5") { event.preventDefault(); choose(answer, key); return; }
+    if (answer && (key === "0" || key === "Backspace" || key === "Delete")) {
+      event.preventDefault();
+      clearScore(states[answer.dataset.label]);
+      return;
+    }
     if (answer && key === "c") {
       if (focusComment(answer)) event.preventDefault();
       return;

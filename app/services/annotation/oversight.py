@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import (
+    COUNTED,
     AnnotationRound,
     Answer,
     Prediction,
@@ -194,7 +195,8 @@ def _system_rows(study: Study) -> list[SystemRow]:
     scored = db.session.execute(
         select(Answer.system_id, Score.answer_id.in_(current_answers), func.count(Score.id))
         .join(Score, Score.answer_id == Answer.id).join(AnnotationRound, AnnotationRound.id == Score.round_id)
-        .where(AnnotationRound.study_id == study.id).group_by(Answer.system_id, Score.answer_id.in_(current_answers))
+        .where(AnnotationRound.study_id == study.id, COUNTED)
+        .group_by(Answer.system_id, Score.answer_id.in_(current_answers))
     ).all()
     scores: dict[int, int] = {}
     stale: dict[int, int] = {}

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
+from app.core.text import display_answer
 from app.extensions import db
 from app.models import AnnotationRound, Document, Question, Reference, Study
 from app.models.corpus import REFERENCE_LABELS
@@ -18,7 +19,8 @@ from app.services.studies.references import hidden_kinds
 
 @dataclass(frozen=True)
 class AnswerCard:
-    """An answer as the annotator sees it: a label, a text and its sha256, never its system."""
+    """An answer as the annotator sees it: a label, its text laid out for display (core.text.display_answer)
+    and the sha256 of the stored text (what a save is checked against), never its system."""
 
     label: str
     text: str
@@ -72,8 +74,8 @@ def load_question_page(study: Study, annotator_id: int, question_id: int) -> Que
     cards = []
     for answer in answers:
         score = scores.get(answer.answer_id)
-        cards.append(AnswerCard(answer.label, answer.text, answer.sha256, score.value if score else None,
-                                score.comment if score else ""))
+        cards.append(AnswerCard(answer.label, display_answer(answer.text), answer.sha256,
+                                score.value if score else None, score.comment if score else ""))
     item = db.session.execute(
         select(Question.instruction, Document.id, Document.title, Document.task, Document.sha256, Document.word_count)
         .join(Document, Question.document_id == Document.id)

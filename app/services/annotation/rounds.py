@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from app.extensions import db
-from app.models import AnnotationRound, Answer, Score
+from app.models import COUNTED, AnnotationRound, Answer, Score
 from app.models.base import utcnow
 
 OPEN = "open"
@@ -64,7 +64,7 @@ def begin_again(study_id: int, annotator_id: int, by_user_id: int) -> BeginAgain
     current = find_open_round(study_id, annotator_id)
     if current is None:
         raise BeginAgainError("This annotator has not started scoring yet: there is nothing to begin again.")
-    kept = db.session.scalar(select(func.count(Score.id)).where(Score.round_id == current.id)) or 0
+    kept = db.session.scalar(select(func.count(Score.id)).where(Score.round_id == current.id, COUNTED)) or 0
     current.status = ARCHIVED
     current.archived_at = utcnow()
     current.archived_by_id = by_user_id
@@ -90,7 +90,7 @@ def rounds_of(study_id: int, annotator_ids: list[int]) -> dict[int, list[RoundSu
     if not annotator_ids:
         return {}
     counts = (
-        select(Score.round_id, func.count(Score.id).label("n")).group_by(Score.round_id).subquery()
+        select(Score.round_id, func.count(Score.id).label("n")).where(COUNTED).group_by(Score.round_id).subquery()
     )
     stmt = (
         select(AnnotationRound, func.coalesce(counts.c.n, 0))

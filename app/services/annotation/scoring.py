@@ -1,4 +1,4 @@
-"""Saving scores: validated 1–5 integers, idempotent, with every change kept as a revision.
+"""Saving scores: validated 1–5 integers or a clear, idempotent, with every change kept as a revision.
 
 This module holds the whole save path of the question page: parsing, the annotator's round and
 view, the label's answer (which must still be the exact text the page showed, by its sha256), the
@@ -16,6 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from app.core.rubric import SCALE, is_score
 from app.extensions import db
 from app.models import (
+    COUNTED,
     AnnotationRound,
     Answer,
     QuestionView,
@@ -82,7 +83,7 @@ class ScoreInput:
     study_id: int
     question_id: int
     label: str
-    value: int
+    value: int | None  # None clears the score
     comment: str
     round_number: int | None
     answer_sha256: str
@@ -103,7 +104,11 @@ def _positive_id(data: dict, key: str) -> int:
 
 
 def parse_score_payload(data: object) -> ScoreInput:
-    """Validate the JSON body {study, question_id, label, value, answer, comment?, round?, seconds?}."""
+    """Validate the JSON body {study, question_id, label, value | clear, answer, comment?, round?, seconds?}.
+
+    `value` is a whole number from 1 to 5; with `clear: true` (and no value) the answer's score is
+    cleared: it is "Not scored" again. An accidental null is not a clear: it is refused.
+    """
     if not isinstance(data, dict):
         raise ScoreError("Send a JSON object.")
     study_id = _positive_id(data, "study")
@@ -111,8 +116,14 @@ def parse_score_payload(data: object) -> ScoreInput:
     label = data.get("label")
     if not isinstance(label, str) or label_index(label) is None:
         raise ScoreError("label must name an answer, such as \"A\".", field="label")
+    clear = data.get("clear", False)
+    if not isinstance(clear, bool):
+        raise ScoreError("clear must be true or false.", field="clear")
     value = data.get("value")
-    if not is_score(value):
+    if clear:
+        if value is not None:
+            raise ScoreError("A clear carries no score: leave value out (or null).", field="value")
+    elif not is_score(value):
         raise ScoreError("Score must be a whole number from 1 to 5.", field="value")
     answer = data.get("answer")
     if not isinstance(answer, str) or len(answer) != 64 or not set(answer) <= SHA256_HEX:
@@ -214,7 +225,7 @@ def resolve_in_order(order: list[int], study_id: int, label: str) -> tuple[int, 
 @dataclass(frozen=True)
 class SaveResult:
     changed: bool
-    value: int
+    value: int | None
     comment: str
     seconds_spent: float | None
     saved_at: datetime
@@ -229,11 +240,14 @@ _UNREAD = object()  # save_score reads the current score itself
 
 
 def save_score(
-    context: SaveContext, answer_id: int, answer_sha256: str, label: str, value: int, comment: str,
+    context: SaveContext, answer_id: int, answer_sha256: str, label: str, value: int | None, comment: str,
     *, seconds: int | None = None, now: datetime | None = None, commit: bool = True, current=_UNREAD,
     _retry: bool = True,
 ) -> SaveResult:
     """Store a score with a revision; the same value and comment again change nothing (safe to retry).
+
+    value None clears the score: its row stays with no value (it counts nowhere, see models.COUNTED)
+    and the clear is a revision like any change; clearing what was never scored writes nothing.
 
     `seconds` is the active time the page measured on the question up to this save (see
     static/js/activetime.js); without it a new score gets 0 and a changed one keeps its time.
@@ -247,6 +261,8 @@ def save_score(
         current = _execute(_CURRENT, {"round_id": context.round_id, "answer_id": answer_id}).first()
     if current is not None and current[1] == value and current[2] == comment:
         return SaveResult(False, value, comment, seconds, now)
+    if current is None and value is None:
+        return SaveResult(False, None, comment, seconds, now)  # nothing to clear
     try:
         if current is None:
             score_id = _execute(_INSERT_SCORE, {
@@ -295,9 +311,9 @@ def _progress_statement():
     on_question = StudyAnswer.question_id == bindparam("question_id")
     return (
         select(
-            func.count(), func.count(Score.id),
+            func.count(), func.count(Score.value),  # a cleared score (no value) is not counted
             func.coalesce(func.sum(case((on_question, 1), else_=0)), 0),
-            func.coalesce(func.sum(case((and_(on_question, Score.id.is_not(None)), 1), else_=0)), 0),
+            func.coalesce(func.sum(case((and_(on_question, COUNTED), 1), else_=0)), 0),
         )
         .select_from(StudyAnswer)
         .outerjoin(Score, and_(Score.answer_id == StudyAnswer.answer_id, Score.round_id == bindparam("round_id")))
@@ -377,7 +393,7 @@ def frequencies(study_id: int, round_id: int) -> dict[int, int]:
         select(Score.value, func.count(Score.id))
         .join(StudyAnswer, and_(StudyAnswer.answer_id == Score.answer_id, StudyAnswer.study_id == study_id,
                                 SHOWN))
-        .where(Score.round_id == round_id)
+        .where(Score.round_id == round_id, COUNTED)
         .group_by(Score.value)
     )
     found = dict(db.session.execute(stmt).all())

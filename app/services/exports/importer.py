@@ -353,7 +353,7 @@ def store_scores(parsed: list[ParsedScore], name: str, study_id: int, *, replace
             report.created += 1
         elif current.value == p.value and p.comment in (None, current.comment or ""):
             report.unchanged += 1
-        elif replace:
+        elif replace or current.value is None:  # a cleared score has no value to conflict with
             comment = current.comment if p.comment is None else p.comment
             current.revisions.append(ScoreRevision(
                 old_value=current.value, new_value=p.value, old_comment=current.comment, new_comment=comment))

@@ -17,6 +17,7 @@ from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import (
+    COUNTED,
     AnnotationRound,
     Answer,
     Document,
@@ -85,7 +86,8 @@ def leval_lines(study_id: int, annotator: str) -> list[dict[str, Any]]:
     current = latest_round(study_id, user.id)
     if current is None:
         return []
-    scores = dict(db.session.execute(select(Score.answer_id, Score.value).where(Score.round_id == current.id)).all())
+    scores = dict(db.session.execute(
+        select(Score.answer_id, Score.value).where(Score.round_id == current.id, COUNTED)).all())
     systems = study_systems(study_id)
     keys = pred_keys(systems)
     answers: dict[int, dict[int, Answer]] = defaultdict(dict)  # question id -> system id -> answer shown
@@ -168,7 +170,7 @@ def leval_left_out(study_id: int, annotator: str) -> dict[str, int]:
     return dict(db.session.execute(
         select(System.name, func.count(Score.id)).join(Answer, Answer.id == Score.answer_id)
         .join(System, System.id == Answer.system_id)
-        .where(Score.round_id == current.id, ~is_current_condition(study_id))
+        .where(Score.round_id == current.id, ~is_current_condition(study_id), COUNTED)
         .group_by(System.name).order_by(System.name)
     ).all())
 
@@ -188,6 +190,7 @@ def annotators_with_scores(study_id: int) -> list[str]:
     """Names of annotators with at least one score in the study, for the per-annotator downloads."""
     return list(db.session.scalars(
         select(User.username).join(Score, Score.annotator_id == User.id)
-        .join(AnnotationRound, AnnotationRound.id == Score.round_id).where(AnnotationRound.study_id == study_id)
+        .join(AnnotationRound, AnnotationRound.id == Score.round_id)
+        .where(AnnotationRound.study_id == study_id, COUNTED)
         .group_by(User.username).having(func.count(Score.id) > 0).order_by(User.username)
     ))

@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 from app.core.text import sha256_text, word_count
 from app.extensions import db
 from app.models import (
+    COUNTED,
     AnnotationRound,
     Answer,
     Prediction,
@@ -72,7 +73,7 @@ def _scores_on(study_id: int, answer_ids: list[int]) -> int:
         return 0
     return db.session.scalar(
         select(func.count(Score.id)).join(AnnotationRound, AnnotationRound.id == Score.round_id)
-        .where(AnnotationRound.study_id == study_id, Score.answer_id.in_(answer_ids))
+        .where(AnnotationRound.study_id == study_id, Score.answer_id.in_(answer_ids), COUNTED)
     ) or 0
 
 

@@ -21,6 +21,7 @@ from sqlalchemy.orm import aliased
 
 from app.extensions import db
 from app.models import (
+    COUNTED,
     AnnotationRound,
     Answer,
     Score,
@@ -102,7 +103,7 @@ def _scored_pairs(study_id: int) -> set[tuple[int, int]]:
     return set(db.session.execute(
         select(AnnotationRound.annotator_id, Answer.question_id).distinct()
         .join(Score, Score.round_id == AnnotationRound.id).join(Answer, Answer.id == Score.answer_id)
-        .where(AnnotationRound.study_id == study_id)
+        .where(AnnotationRound.study_id == study_id, COUNTED)
     ).all())
 
 

@@ -7,6 +7,7 @@ from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import (
+    COUNTED,
     AnnotationRound,
     Score,
     Study,
@@ -91,7 +92,7 @@ def study_rows() -> list[StudyRow]:
     answers = dict(db.session.execute(select(StudyAnswer.study_id, func.count()).where(SHOWN)
                                       .group_by(StudyAnswer.study_id)).all())
     scores = dict(db.session.execute(select(AnnotationRound.study_id, func.count(Score.id))
-                                     .join(Score, Score.round_id == AnnotationRound.id)
+                                     .join(Score, Score.round_id == AnnotationRound.id).where(COUNTED)
                                      .group_by(AnnotationRound.study_id)).all())
     return [StudyRow(study, questions.get(study.id, 0), systems.get(study.id, 0), answers.get(study.id, 0),
                      annotators.get(study.id, 0), scores.get(study.id, 0)) for study in all_studies()]

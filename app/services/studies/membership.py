@@ -11,6 +11,7 @@ from sqlalchemy import ColumnElement, Select, and_, func, select
 
 from app.extensions import db
 from app.models import (
+    COUNTED,
     AnnotationRound,
     Answer,
     Document,
@@ -43,6 +44,8 @@ def count_shown(study_id: int) -> int:
 def study_scores(study_id: int, *columns, include_stale: bool = False) -> Select:
     """Select `columns` over the study's scores (Score, AnnotationRound, Answer, System, Question, Document joined).
 
+    Cleared scores (no value) are never among them.
+
     Only scores of the answer version the study shows now, on a slot still shown, unless
     `include_stale`; then every score given in the study's rounds.
     """
@@ -53,7 +56,7 @@ def study_scores(study_id: int, *columns, include_stale: bool = False) -> Select
         .join(System, System.id == Answer.system_id)
         .join(Question, Question.id == Answer.question_id)
         .join(Document, Document.id == Question.document_id)
-        .where(AnnotationRound.study_id == study_id)
+        .where(AnnotationRound.study_id == study_id, COUNTED)  # a cleared score is no score
     )
     if include_stale:
         return stmt
