@@ -196,3 +196,20 @@ def test_the_human_eval_subset_has_its_own_column_group(app, scored, monkeypatch
     data = scored.get("/leaderboard/json").get_json()
     terse = next(s for s in data["systems"] if s["system"] == "terse-13b")
     assert terse["human_eval"]["f1"] == {"value": value(app, "terse-13b", "human_eval", "f1"), "n": 10}
+
+
+def test_subset_judge_rate_is_its_own_column_and_empty_columns_drop():
+    """Item 12 and 3: a judge run on the human-eval subset feeds the subset's column, never the tasks' judge
+    column or its sort; a column empty for every row is left out of the board."""
+    from app.services.metrics.leaderboard import LeaderboardRow, leaderboard_columns, sort_rows
+
+    subset_run = {"scope": "human_eval", "win_rate": 61.0, "baseline": "b"}
+    only_subset = LeaderboardRow(1, "subset-only", 85, subset={"f1": (30.0, 85)}, judge=[subset_run])
+    with_tasks = LeaderboardRow(2, "tasks", 900, values={"f1": (40.0, 800)}, keys={"parameters": "13B"},
+                                judge=[{"scope": "all", "win_rate": 55.0, "baseline": "b"}])
+    assert only_subset.task_judge is None and only_subset.subset_judge == subset_run
+    assert with_tasks.task_judge["win_rate"] == 55.0 and with_tasks.subset_judge is None
+    assert [row.system for row in sort_rows([only_subset, with_tasks], "judge")] == ["tasks", "subset-only"]
+    columns = leaderboard_columns([only_subset, with_tasks])
+    assert columns == {"keys": ("parameters",), "tasks": ("f1", "judge", "predictions"), "subset": ("f1", "judge")}
+    assert leaderboard_columns([only_subset])["tasks"] == ("predictions",)
