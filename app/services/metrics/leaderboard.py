@@ -79,15 +79,14 @@ class LeaderboardRow:
                     None)
 
     @property
-    def task_judge(self) -> dict | None:
-        """The first judge entry (default baseline first) over L-Eval's task files, not the human-eval subset:
+    def task_judges(self) -> list[dict]:
+        """Judge entries (default baseline first) over L-Eval's task files, not the human-eval subset:
         a rate on the subset belongs to the subset's own column, never under the tasks' heading."""
-        return next((e for e in self.judge if e.get("scope") != HUMAN_EVAL_BUCKET and e.get("win_rate") is not None),
-                    None)
+        return [e for e in self.judge if e.get("scope") != HUMAN_EVAL_BUCKET and e.get("win_rate") is not None]
 
     @property
-    def task_judges(self) -> list[dict]:
-        return [e for e in self.judge if e.get("scope") != HUMAN_EVAL_BUCKET and e.get("win_rate") is not None]
+    def task_judge(self) -> dict | None:
+        return next(iter(self.task_judges), None)
 
     def has(self, group: str, column: str) -> bool:
         """Whether this row has something to show in one column of the board."""
