@@ -546,14 +546,6 @@ BEFORE_JOB_DEMO_MARK = "e3a9c2d41b76"
 
 def test_jobs_take_the_demo_mark_of_their_system_or_study(tmp_path):
     """A job about the demo's system is marked demo; a job about a real one, or about nothing, is not; rows stay."""
-
-
-BEFORE_CLEARS = "9e3b5c71d2a4"
-
-
-def test_clearable_scores_arrive_on_a_scored_database_and_keep_the_1_to_5_rule(tmp_path):
-    """Scores and revisions are kept; a score may now have no value (cleared) but never one outside 1–5;
-    going back drops what the old schema cannot hold (a cleared score) and keeps the rest."""
     app = make_app(tmp_path)
     with app.app_context():
         upgrade(revision=FIRST_SCHEMA)
@@ -579,8 +571,19 @@ def test_clearable_scores_arrive_on_a_scored_database_and_keep_the_1_to_5_rule(t
             assert connection.execute(text("SELECT value FROM scores")).scalar() == 4
         downgrade(revision=BEFORE_JOB_DEMO_MARK)
         assert "is_demo" not in {c["name"] for c in inspect(db.engine).get_columns("jobs")}
+        db.engine.dispose()
 
 
+BEFORE_CLEARS = "9e3b5c71d2a4"
+
+
+def test_clearable_scores_arrive_on_a_scored_database_and_keep_the_1_to_5_rule(tmp_path):
+    """Scores and revisions are kept; a score may now have no value (cleared) but never one outside 1–5;
+    going back drops what the old schema cannot hold (a cleared score) and keeps the rest."""
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=FIRST_SCHEMA)
+        with db.engine.begin() as connection:
             seed_first_schema(connection)
         upgrade(revision=BEFORE_CLEARS)
         upgrade()

@@ -22,8 +22,8 @@ from app.services.metrics.leaderboard import (
     METRIC_LABELS,
     PER_QUESTION_WORD_COUNTS,
     PRIMARY_ORDER,
-    SUBSET_METRICS,
     SUBSET_SORTS,
+    leaderboard_columns,
     question_values,
     sort_rows,
     system_tasks,
@@ -74,9 +74,9 @@ def index():
     if sort not in SORTS:
         sort = f"{HUMAN_EVAL_BUCKET}:f1" if only_subset else "exact_match"
         rows = sort_rows(rows, sort)
+    columns = leaderboard_columns(rows)
     return render_template("leaderboard/index.html", rows=rows, sort=sort, only_subset=only_subset,
-                           show_subset=any(row.subset or row.subset_judge for row in rows),
-                           subset_metrics=SUBSET_METRICS, columns=LEADERBOARD_METRICS,
+                           show_subset=bool(columns["subset"]), columns=columns,
                            quirks=[q for q in QUIRKS if q["changed"]], view="systems", **_common(profile))
 
 

@@ -35,6 +35,11 @@ LEADERBOARD_METRICS = ("exact_match", "f1", "rougeL", "avg_words", "delta_words"
 SUBSET_METRICS = ("f1", "rougeL", "avg_words", "delta_words")
 SUBSET_SORTS = tuple(f"{HUMAN_EVAL_BUCKET}:{m}" for m in SUBSET_METRICS + ("judge",))
 PRIMARY_ORDER = ("exact_match", "keyword_f1", "rougeL", "f1")
+# Every column of the by-system board, per group; `leaderboard_columns` drops those empty for every system.
+KEY_COLUMNS = ("context_window", "input_tokens", "parameters", "flags")
+TASK_COLUMNS = ("exact_match", "f1", "rougeL", "judge", "avg_words", "delta_words", "predictions")
+SUBSET_COLUMNS = SUBSET_METRICS + ("judge",)
+FLAG_KEYS = ("retrieval", "prompt_engineering", "in_domain_data")
 # Per-question values behind a file-level metric.
 ITEM_KEYS = {"avg_words": "pred_words", "delta_words": "pred_words"}
 # Metrics whose per-question value is a whole number of words (shown without decimals).
@@ -72,6 +77,28 @@ class LeaderboardRow:
         """The first judge entry (default baseline first) that covers the human-eval subset."""
         return next((e for e in self.judge if e.get("scope") == HUMAN_EVAL_BUCKET and e.get("win_rate") is not None),
                     None)
+
+    @property
+    def task_judges(self) -> list[dict]:
+        """Judge entries (default baseline first) over L-Eval's task files, not the human-eval subset:
+        a rate on the subset belongs to the subset's own column, never under the tasks' heading."""
+        return [e for e in self.judge if e.get("scope") != HUMAN_EVAL_BUCKET and e.get("win_rate") is not None]
+
+    @property
+    def task_judge(self) -> dict | None:
+        return next(iter(self.task_judges), None)
+
+    def has(self, group: str, column: str) -> bool:
+        """Whether this row has something to show in one column of the board."""
+        if group == "keys":
+            if column == "flags":
+                return any(self.keys.get(name) is not None for name in FLAG_KEYS)
+            return bool(self.keys.get(column))
+        if group == "subset":
+            return (self.subset_judge if column == "judge" else self.subset.get(column)) is not None
+        if column == "judge":
+            return self.task_judge is not None
+        return column == "predictions" or column in self.values
 
     @property
     def has_task_scores(self) -> bool:
@@ -118,6 +145,13 @@ def leaderboard(profile: str, sort: str = "exact_match") -> list[LeaderboardRow]
     return sort_rows(list(rows.values()), sort)
 
 
+def leaderboard_columns(rows: list[LeaderboardRow]) -> dict[str, tuple[str, ...]]:
+    """The board's columns per group ('keys', 'tasks', 'subset'), without those empty for every row."""
+    groups = {"keys": KEY_COLUMNS, "tasks": TASK_COLUMNS, "subset": SUBSET_COLUMNS}
+    return {group: tuple(c for c in columns if any(row.has(group, c) for row in rows))
+            for group, columns in groups.items()}
+
+
 def sort_rows(rows: list[LeaderboardRow], sort: str) -> list[LeaderboardRow]:
     """Sort by `sort` (highest first; missing values last), ties by system name."""
     ordered = sorted(rows, key=lambda r: r.system.lower())
@@ -144,7 +178,8 @@ def _sort_value(row: LeaderboardRow, sort: str) -> tuple:
 
 
 def _judge_rate(row: LeaderboardRow) -> float | None:
-    return next((entry.get("win_rate") for entry in row.judge if entry.get("win_rate") is not None), None)
+    entry = row.task_judge
+    return None if entry is None else entry["win_rate"]
 
 
 def primary_metric(metrics: set[str]) -> str | None:

@@ -6,6 +6,8 @@ from typing import Any
 
 from sqlalchemy import select
 
+from app.core.judge.profiles import LEVAL
+from app.core.judge.profiles import PROFILES as JUDGE_PROFILES
 from app.core.metrics.files import OPEN_TASKS
 from app.extensions import db
 from app.models import Job, MetricAggregate, System
@@ -35,6 +37,37 @@ def _judge_entry(entries: list[dict], judge_profile: str | None) -> dict | None:
         if judge_profile is None or entry.get("profile", "default") == judge_profile:
             return entry
     return None
+
+
+def default_judge_profile(systems: list[tuple[str, bool]]) -> str:
+    """The judge profile Table 2 opens on: L-Eval's own (leval) if any of these systems has a run of it,
+    else the first profile that has one; leval when no system has been judged at all."""
+    names = [name for name, _ in systems]
+    rates = win_rates(names) if names else {}
+    for profile in (LEVAL, *(p for p in JUDGE_PROFILES if p != LEVAL)):
+        if any(_judge_entry(entries, profile) for entries in rates.values()):
+            return profile
+    return LEVAL
+
+
+def missing_note(data: dict[str, Any]) -> str:
+    """One line saying which judge cells are empty and why, for above the table."""
+    rows, profile = data["rows"], data["judge_profile"]
+    unjudged = [row["system"] for row in rows if row["judge"] is None]
+    judged = [row for row in rows if row["judge"] is not None]
+    off_tasks = [row["system"] for row in judged
+                 if all(cell["win_rate"] is None for cell in row["cells"].values())]
+    parts = []
+    if rows and len(unjudged) == len(rows):
+        parts.append(f"No system has a {profile} judge run, so the table has no Win % column: run the judge with the "
+                     f"{profile} profile or choose another judge profile.")
+    elif unjudged:
+        parts.append(f"{len(unjudged)} of {len(rows)} systems have no {profile} judge run (their Win % is “—”): "
+                     f"{', '.join(unjudged)}.")
+    if off_tasks:
+        parts.append(f"The {profile} run of {', '.join(off_tasks)} judged no question of these tasks (its scope is "
+                     "elsewhere, e.g. the human-evaluation subset).")
+    return " ".join(parts)
 
 
 def table2(systems: list[tuple[str, bool]], profile: str = "official", judge_profile: str | None = "leval"
@@ -67,16 +100,26 @@ def _table2(systems: list[tuple[str, bool]], profile: str, judge_profile: str | 
         rows.append({"system": name, "length_instruction": bool(flagged), "cells": cells,
                      "judge": None if entry is None else {k: entry[k] for k in (
                          "job_id", "judge_model", "profile", "profile_label", "baseline", "scope", "prompt_version")}})
-    return {
+    data = {
         "profile": profile,
         "judge_profile": judge_profile,
-        "tasks": [{"task": task, "metric": metric_of[task], "metric_label": METRIC_LABELS[metric_of[task]]}
-                  for task in tasks],
+        "tasks": [{"task": task, "metric": metric_of[task], "metric_label": METRIC_LABELS[metric_of[task]],
+                   "columns": _filled_columns(rows, task)} for task in tasks],
         "rows": rows,
         "notes": "metric: the task's counted rows under the metric profile (R-L for ROUGE tasks, F-1 for F1 tasks); "
                  "win_rate: L-Eval's win % of the system's judge run against its baseline on that task's judged "
                  "questions; delta_words: mean answer words minus reference words on the counted rows.",
     }
+    data["missing"] = missing_note(data)
+    return data
+
+
+CELL_COLUMNS = ("metric", "win_rate", "delta_words")
+
+
+def _filled_columns(rows: list[dict], task: str) -> list[str]:
+    """A task's columns that some system has a value in: a column empty for every system is not shown."""
+    return [column for column in CELL_COLUMNS if any(row["cells"][task][column] is not None for row in rows)]
 
 
 def _spec(entry: dict) -> RunSpec:

@@ -6,7 +6,7 @@ from flask import abort, render_template, request
 from app.core.judge.profiles import PROFILES as JUDGE_PROFILES
 from app.core.metrics.profiles import PROFILES
 from app.services.results.assemble import study_systems
-from app.services.results.table2 import table2
+from app.services.results.table2 import default_judge_profile, table2
 from app.web.results.blueprint import bp
 from app.web.results.params import profile_arg, study_arg
 from app.web.security import staff_required
@@ -16,9 +16,10 @@ from app.web.security import staff_required
 @staff_required
 def table2_page():
     study, profile = study_arg(), profile_arg()
-    judge = request.args.get("judge", "leval")
+    systems = study_systems(study.id)
+    judge = request.args.get("judge") or default_judge_profile(systems)
     if judge not in JUDGE_PROFILES:
         abort(400, description=f"judge must be one of {', '.join(JUDGE_PROFILES)}")
-    data = table2(study_systems(study.id), profile, judge)
+    data = table2(systems, profile, judge)
     return render_template("results/table2.html", study=study, data=data, profile=profile, judge=judge,
                            profiles=PROFILES, judge_profiles=JUDGE_PROFILES)
