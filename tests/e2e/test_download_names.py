@@ -78,6 +78,10 @@ def test_chromium_saves_hostile_names_as_their_sanitised_names(live_server, page
         expected = safe_file_name(f"{task}-{document_id}.authored.jsonl", ".jsonl")
         if name != expected or not name.endswith(".jsonl"):
             wrong.append((task, name, expected))
+    # The studies are over the demo's questions, so they belong to the demo: show it, as a researcher would.
+    page.goto(f"{live_server.url}/")
+    page.locator('[data-field="show-demo"]').click()
+    expect(page.locator('[data-field="demo-view"]')).to_be_visible()
     for study_id, study in studies:
         page.goto(f"{live_server.url}/results/exports?study={study_id}")
         for link, suffix, extension in [("scores-all.csv", "scores-all.csv", ".csv"),

@@ -53,11 +53,11 @@ def hostile_files(folder: Path) -> None:
 
 def one_study(instance: Path) -> None:
     """One open study with the hostile question and the demo's, and every system: the hostile one beside others."""
-    from sqlalchemy import select
+    from sqlalchemy import select, update
 
     from app import create_app
     from app.extensions import db
-    from app.models import Study, System
+    from app.models import Document, Study, System
     from app.services import deletion
     from app.services.studies.setup import StudySpec, create_study, subset_questions
 
@@ -65,6 +65,11 @@ def one_study(instance: Path) -> None:
     with app.app_context():
         for study in db.session.scalars(select(Study)).all():
             deletion.delete_study(study)
+        # The hostile rows join the demo's side: a study never mixes demo and real data, and here the hostile
+        # answers must stand beside the demo's systems on every page.
+        for model in (Document, System):
+            db.session.execute(update(model).values(is_demo=True))
+        db.session.commit()
         create_study(StudySpec(name=f"Hostile {SCRIPT}", status="open",
                                question_ids=subset_questions() + subset_questions(demo=True),
                                system_ids=list(db.session.scalars(select(System.id)))))
