@@ -19,6 +19,8 @@ from app.models import Document, Job, Question, Study, System
 
 # The kinds of row that are demo or real; everything else hangs off one of them.
 DEMO_MARKED = (Document, System, Study, Job)
+# The data itself (a job is only work on it): what makes the database hold real data or the demo.
+DATA = (Document, System, Study)
 # An execution option that lifts the separation for one statement (deleting the demo counts its rows).
 ALL_DATA = "leval_all_data"
 
@@ -43,12 +45,12 @@ def job_is_demo(params: dict) -> bool:
 def real_data_exists() -> bool:
     """True once anything but the demo was imported, generated or set up."""
     return any(db.session.scalar(select(model.id).where(model.is_demo.is_(False)).limit(1)
-                                 .execution_options(**{ALL_DATA: True})) is not None for model in DEMO_MARKED)
+                                 .execution_options(**{ALL_DATA: True})) is not None for model in DATA)
 
 
 def demo_exists() -> bool:
     return any(db.session.scalar(select(model.id).where(model.is_demo.is_(True)).limit(1)
-                                 .execution_options(**{ALL_DATA: True})) is not None for model in DEMO_MARKED)
+                                 .execution_options(**{ALL_DATA: True})) is not None for model in DATA)
 
 
 def questions_are_demo(question_ids: Iterable[int]) -> bool:

@@ -254,3 +254,14 @@ def sign_in(page, base_url: str, username: str, password: str) -> None:
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_load_state("networkidle")
+
+
+def wait_until_true(page, expression: str, timeout: float = 15.0) -> None:
+    """Poll a JavaScript expression until it is true. Playwright's wait_for_function compiles its polling
+    predicate inside the page, which the app's CSP (no 'unsafe-eval') refuses once a first check fails;
+    page.evaluate goes through the browser's protocol and is not subject to the page's CSP."""
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(f"() => Boolean({expression})"):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still false after {timeout:g} s: {expression}")
+        page.wait_for_timeout(50)

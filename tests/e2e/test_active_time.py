@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import sign_in
+from tests.e2e.conftest import sign_in, wait_until_true
 from tests.e2e.test_scoring import database, make_annotator, wait_saved
 
 pytestmark = pytest.mark.e2e
@@ -37,7 +37,7 @@ def test_hidden_blurred_and_idle_time_is_left_out(live_server, page):
     password = make_annotator(live_server, "tara")
     page.clock.install()
     sign_in(page, live_server.url, "tara", password)
-    page.wait_for_function("document.hasFocus() && typeof window.levalActiveSeconds === 'function'")
+    wait_until_true(page, "document.hasFocus() && typeof window.levalActiveSeconds === 'function'")
     # 40 s of reading with the mouse moving now and then: all of it counts.
     for _ in range(4):
         page.mouse.move(700, 400)
@@ -70,7 +70,7 @@ def test_hidden_blurred_and_idle_time_is_left_out(live_server, page):
     assert second <= third <= second + 5, (second, third)
     # A reload keeps the question's total (this tab's session), and the wall clock is not used.
     page.reload()
-    page.wait_for_function("typeof window.levalActiveSeconds === 'function'")
+    wait_until_true(page, "typeof window.levalActiveSeconds === 'function'")
     page.keyboard.press("j")
     page.clock.fast_forward(5_000)
     page.keyboard.press("j")

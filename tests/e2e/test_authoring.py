@@ -6,7 +6,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import screenshot, sign_in, start_server, stop_server
+from tests.e2e.conftest import screenshot, sign_in, start_server, stop_server, wait_until_true
 from tests.support.shared import HUMAN_EVAL, shared_available
 
 pytestmark = pytest.mark.e2e
@@ -80,7 +80,7 @@ def test_author_two_pairs_reload_export_and_reimport(server, page, tmp_path):
     expect(page.locator("#pair-list > li")).to_have_count(2)
     expect(page.locator("#pair-list > li").first).to_contain_text("Who is named in the opening lines?")
     expect(page.locator("#pair-list > li").first).to_contain_text("by " + server.admin_user)
-    page.wait_for_function("CSS.highlights.get('evidence') && CSS.highlights.get('evidence').size >= 2")
+    wait_until_true(page, "CSS.highlights.get('evidence') && CSS.highlights.get('evidence').size >= 2")
     # "Show" brings the evidence into view inside the document pane.
     page.locator("#pair-list > li").nth(1).get_by_role("button", name="Show").click()
     inside = page.evaluate("""() => {

@@ -89,6 +89,8 @@ def launch(spec: RunSpec, user_id: int | None = None) -> tuple[GenerationRun, Jo
               "prompt_fingerprint": prepared.profile.fingerprint()}
     job = submit_job(JOB_KIND, params, user_id=user_id, total=len(prepared.run.questions), enqueue=False)
     run = create_run(prepared, user_id, job.id)
+    job.is_demo = db.session.get(System, run.system_id).is_demo  # its system exists only now
+    db.session.commit()
     enqueue(job.id)  # only now: the worker looks the run up by its job
     return run, job
 
