@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 
 from tests.e2e.conftest import screenshot, sign_in, start_server, stop_server
 from tests.e2e.test_research_ux import run
-from tests.e2e.test_scoring import database
+from tests.support.live import InstanceDatabase, instance_database_url
 from tests.support.openai_stub import StubOpenAIServer
 from tests.support.shared import HUMAN_EVAL, SHARED_LEVAL, require_shared
 
@@ -39,6 +39,9 @@ def leval_scores(path):
     return path
 
 
+SERVER_DATABASE: dict[int, str] = {}
+
+
 @pytest.fixture(scope="module")
 def leval_server(tmp_path_factory):
     """No demo: L-Eval's human_eval subset (7 systems) and two systems' open-ended tasks, scored, one study with two annotators' scores, and one
@@ -46,6 +49,9 @@ def leval_server(tmp_path_factory):
     require_shared()
     instance = tmp_path_factory.mktemp("leval-tables") / "instance"
     server = start_server(instance, {"LEVAL_DEMO": "0"})
+    # The server's own database: on PostgreSQL each test gets another LEVAL_DATABASE_URL, this module's
+    # tests share this one.
+    SERVER_DATABASE[id(server)] = instance_database_url(instance)
     try:
         run(server, "import-leval", str(HUMAN_EVAL))
         # Two of the seven systems also answered L-Eval's open-ended tasks: Table 2 has 13 tasks, the
@@ -218,7 +224,7 @@ def test_top_bar_is_one_line_and_question_page_readable_at_1024(browser, leval_s
     context.close()
 
     context, page = open_page(browser, leval_server, 1024, 768, "ann1", "annotate-pass-1")
-    db = database(leval_server)
+    db = InstanceDatabase(SERVER_DATABASE[id(leval_server)])
     (study_id,) = db.execute("SELECT id FROM studies WHERE name = 'L-Eval'").fetchone()
     (question_id,) = db.execute(
         "SELECT q.id FROM questions q JOIN documents d ON d.id = q.document_id "
