@@ -73,8 +73,8 @@ from app.services.judge.settings import (
     MAX_CONCURRENCY,
     EndpointChangeNotAllowed,
     prices_as_json,
-    stored_values,
 )
+from app.services.llm.endpoints import JUDGE_ENDPOINT, stored_base_url
 from app.web.forms import PromptForm, Storable
 from app.web.security import staff_required
 
@@ -238,8 +238,7 @@ def settings():
     elif form.is_submitted():
         flash("Check the highlighted fields.", "error")
     else:
-        stored = stored_values()
-        form.base_url.data = stored.get("base_url", "")
+        form.base_url.data = stored_base_url(JUDGE_ENDPOINT)
         form.model.data = current.model
         form.baseline.data = current.baseline
         form.max_retries.data = current.max_retries

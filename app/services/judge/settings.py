@@ -12,8 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sqlalchemy import select
-
 from app.core.judge import ModelPrice
 from app.core.judge.runner import (
     DEFAULT_CONCURRENCY,
@@ -21,7 +19,7 @@ from app.core.judge.runner import (
     DEFAULT_TIMEOUT_S,
 )
 from app.extensions import db
-from app.models import Setting
+from app.services import stored_settings
 from app.services.input_rules import text_problem
 from app.services.llm import endpoints
 from app.services.llm import prices as price_table
@@ -36,7 +34,8 @@ if TYPE_CHECKING:
     import openai
 
 PREFIX = "judge."
-KEYS = ("base_url", "model", "baseline", "max_retries", "timeout_s", "prices")
+# The judge's own settings; its base URL and key are the "judge" endpoint's, its prices the price table's.
+KEYS = ("model", "baseline", "max_retries", "timeout_s")
 DEFAULT_JUDGE_MODEL = "gpt-4"
 # L-Eval reports win rates against this system unless told otherwise.
 LEVAL_BASELINE = "turbo-16k-0613"
@@ -45,27 +44,20 @@ MAX_CONCURRENCY = 64
 
 @dataclass(frozen=True)
 class JudgeSettings:
-    base_url: str
-    api_key: str
+    endpoint: endpoints.Endpoint  # the "judge" endpoint: base URL and key, by the endpoints' rules
     model: str
     baseline: str
     max_retries: int
     timeout_s: float
     prices: dict[str, ModelPrice]
-    base_url_source: str  # "settings", "environment" or "" (OpenAI's default endpoint)
-    api_key_source: str
-    # When a key exists but belongs to another endpoint: that endpoint (the key is not used).
-    key_withheld_for: str = ""
 
-    @property
-    def endpoint(self) -> endpoints.Endpoint:
-        return endpoints.Endpoint(endpoints.JUDGE_ENDPOINT, self.base_url, self.api_key, self.base_url_source,
-                                  self.api_key_source, self.key_withheld_for)
-
-    @property
-    def masked_key(self) -> str:
-        """Return the key's display form, never the key itself."""
-        return self.endpoint.masked_key
+    # The endpoint's facts, as the judge's pages and callers read them.
+    base_url = property(lambda self: self.endpoint.base_url)
+    api_key = property(lambda self: self.endpoint.api_key)
+    masked_key = property(lambda self: self.endpoint.masked_key)
+    base_url_source = property(lambda self: self.endpoint.base_url_source)
+    api_key_source = property(lambda self: self.endpoint.api_key_source)
+    key_withheld_for = property(lambda self: self.endpoint.key_withheld_for)
 
     def client(self) -> "openai.OpenAI":
         """Build the OpenAI client for these settings (retries honour Retry-After)."""
@@ -77,25 +69,19 @@ class JudgeSettings:
 
 def stored_values() -> dict[str, str]:
     """Return the values saved in the settings page (no environment defaults)."""
-    rows = db.session.scalars(select(Setting).where(Setting.key.in_([PREFIX + k for k in KEYS])))
-    return {row.key[len(PREFIX):]: row.value for row in rows}
+    return stored_settings.read(PREFIX, KEYS)
 
 
 def load_settings() -> JudgeSettings:
     """Return the effective settings: saved values over environment over defaults."""
     stored = stored_values()
-    endpoint = endpoints.load(endpoints.JUDGE_ENDPOINT)
     return JudgeSettings(
-        base_url=endpoint.base_url,
-        api_key=endpoint.api_key,
+        endpoint=endpoints.load(endpoints.JUDGE_ENDPOINT),
         model=stored.get("model") or DEFAULT_JUDGE_MODEL,
         baseline=stored.get("baseline") or "",
         max_retries=int(stored.get("max_retries") or DEFAULT_MAX_RETRIES),
         timeout_s=float(stored.get("timeout_s") or DEFAULT_TIMEOUT_S),
         prices=price_table.load_prices(),
-        base_url_source=endpoint.base_url_source,
-        api_key_source=endpoint.api_key_source,
-        key_withheld_for=endpoint.key_withheld_for,
     )
 
 
@@ -141,13 +127,8 @@ def save_settings(
             raise SettingsError("timeout must be between 0 and 3600 seconds")
         values["timeout_s"] = repr(float(timeout_s))
     if prices_json is not None:
-        values["prices"] = prices_as_json(parse_prices(prices_json))
-    for key, value in values.items():
-        setting = db.session.get(Setting, PREFIX + key)
-        if setting is None:
-            db.session.add(Setting(key=PREFIX + key, value=value))
-        else:
-            setting.value = value
+        price_table.stage_prices(prices_json)
+    stored_settings.stage(PREFIX, values)
     db.session.commit()
     return key_removed
 

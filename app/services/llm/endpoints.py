@@ -30,6 +30,7 @@ from app.core.llm.client import (
 )
 from app.extensions import db
 from app.models import Setting
+from app.services import stored_settings
 from app.services.input_rules import text_problem
 
 if TYPE_CHECKING:
@@ -110,9 +111,7 @@ class Endpoint:
 
 
 def _stored(name: str) -> dict[str, str]:
-    prefix = _prefix(name)
-    rows = db.session.scalars(select(Setting).where(Setting.key.in_([prefix + f for f in _FIELDS])))
-    return {row.key[len(prefix):]: row.value for row in rows}
+    return stored_settings.read(_prefix(name), _FIELDS)
 
 
 def stored_base_url(name: str) -> str:
@@ -202,7 +201,7 @@ def stage(name: str, *, base_url: str | None = None, api_key: str | None = None,
     elif url_changed and stored.get("api_key"):
         values["api_key"] = values["api_key_origin"] = ""
         key_dropped = True
-    _write(_prefix(name), values)
+    stored_settings.stage(_prefix(name), values)
     return key_dropped
 
 
@@ -234,17 +233,8 @@ def remove(name: str, *, may_change: bool) -> None:
     """Remove a named endpoint with its key (the judge's endpoint is cleared instead)."""
     if not may_change:
         raise EndpointChangeNotAllowed("Only an admin may change the base URL or the API key.")
-    _write(_prefix(name), {field: "" for field in _FIELDS})
+    stored_settings.stage(_prefix(name), {field: "" for field in _FIELDS})
     db.session.commit()
-
-
-def _write(prefix: str, values: dict[str, str]) -> None:
-    for key, value in values.items():
-        setting = db.session.get(Setting, prefix + key)
-        if setting is None:
-            db.session.add(Setting(key=prefix + key, value=value))
-        else:
-            setting.value = value
 
 
 def client_for(name: str, *, expected_base_url: str | None = None, max_retries: int = DEFAULT_MAX_RETRIES,

@@ -7,9 +7,11 @@ import math
 from typing import Any
 
 from app.core.llm.pricing import DEFAULT_PRICES, ModelPrice, price_for
+from app.services import stored_settings
 from app.services.llm.endpoints import SettingsError
 
-PRICES_SETTING = "judge.prices"  # kept where it was first stored
+# Kept where it was first stored, with the judge's settings.
+PRICES_PREFIX, PRICES_NAME = "judge.", "prices"
 
 
 class PriceMissing(SettingsError):
@@ -18,11 +20,13 @@ class PriceMissing(SettingsError):
 
 def load_prices() -> dict[str, ModelPrice]:
     """The saved price table, or the shipped defaults."""
-    from app.extensions import db
-    from app.models import Setting
+    saved = stored_settings.read(PRICES_PREFIX, (PRICES_NAME,)).get(PRICES_NAME)
+    return parse_prices(saved) if saved else dict(DEFAULT_PRICES)
 
-    row = db.session.get(Setting, PRICES_SETTING)
-    return parse_prices(row.value) if row is not None and row.value else dict(DEFAULT_PRICES)
+
+def stage_prices(text: str) -> None:
+    """Validate an edited price table and put it in the session (the caller commits); SettingsError if bad."""
+    stored_settings.stage(PRICES_PREFIX, {PRICES_NAME: prices_as_json(parse_prices(text))})
 
 
 def require_price(model: str, budget_usd: float | None, prices: dict[str, ModelPrice] | None = None) -> None:
