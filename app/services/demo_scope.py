@@ -10,8 +10,9 @@ never the two side by side (`scope_options`, applied to every query of a request
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
-from sqlalchemy import or_, select
+from sqlalchemy import exists, or_, select
 from sqlalchemy.orm import with_loader_criteria
 
 from app.extensions import db
@@ -31,26 +32,35 @@ def scope_options(demo: bool) -> list:
     return [with_loader_criteria(model, model.is_demo.is_(demo), include_aliases=True) for model in DEMO_MARKED]
 
 
+def _unscoped(statement):
+    return statement.execution_options(**{ALL_DATA: True})
+
+
 def job_is_demo(params: dict) -> bool:
     """True when a job's system, baseline or study is the demo's: the job is listed with the demo."""
-    ids = [params[key] for key in ("system_id",) if isinstance(params.get(key), int)]
+    ids = [params["system_id"]] if isinstance(params.get("system_id"), int) else []
     names = [params[key] for key in ("system", "system_name", "baseline") if isinstance(params.get(key), str)]
     studies = [params["study_id"]] if isinstance(params.get("study_id"), int) else []
-    found = [*db.session.scalars(select(System.is_demo).where(or_(System.id.in_(ids), System.name.in_(names)))
-                                 .execution_options(**{ALL_DATA: True})),
-             *db.session.scalars(select(Study.is_demo).where(Study.id.in_(studies)).execution_options(**{ALL_DATA: True}))]
+    found = [*db.session.scalars(_unscoped(select(System.is_demo).where(or_(System.id.in_(ids), System.name.in_(names))))),
+             *db.session.scalars(_unscoped(select(Study.is_demo).where(Study.id.in_(studies))))]
     return bool(found) and all(found)
 
 
+@dataclass(frozen=True)
+class DataPresent:
+    real: bool  # anything but the demo was imported, generated or set up
+    demo: bool
+
+
+def data_present() -> DataPresent:
+    """Which sides hold data, in one round trip (every request of the pages asks)."""
+    row = db.session.execute(_unscoped(select(*(exists().where(model.is_demo.is_(side))
+                                                for side in (False, True) for model in DATA)))).one()
+    return DataPresent(real=any(row[:len(DATA)]), demo=any(row[len(DATA):]))
+
+
 def real_data_exists() -> bool:
-    """True once anything but the demo was imported, generated or set up."""
-    return any(db.session.scalar(select(model.id).where(model.is_demo.is_(False)).limit(1)
-                                 .execution_options(**{ALL_DATA: True})) is not None for model in DATA)
-
-
-def demo_exists() -> bool:
-    return any(db.session.scalar(select(model.id).where(model.is_demo.is_(True)).limit(1)
-                                 .execution_options(**{ALL_DATA: True})) is not None for model in DATA)
+    return data_present().real
 
 
 def questions_are_demo(question_ids: Iterable[int]) -> bool:
@@ -58,6 +68,6 @@ def questions_are_demo(question_ids: Iterable[int]) -> bool:
     ids = list(dict.fromkeys(question_ids))
     if not ids:
         return False
-    flags = set(db.session.scalars(select(Document.is_demo).join(Question, Question.document_id == Document.id)
-                                   .where(Question.id.in_(ids)).execution_options(**{ALL_DATA: True})))
+    flags = set(db.session.scalars(_unscoped(select(Document.is_demo).join(Question, Question.document_id == Document.id)
+                                             .where(Question.id.in_(ids)))))
     return flags == {True}

@@ -20,26 +20,25 @@ from flask import (
     url_for,
 )
 from flask_login import current_user
-from sqlalchemy import event, select
+from sqlalchemy import event
 from sqlalchemy.orm import ORMExecuteState, Session
 
 from app.extensions import db
-from app.models import Setting
 from app.services import demo_scope as demo
+from app.services import stored_settings
 from app.web.security import staff_required
 
 bp = Blueprint("demo_view", __name__)
 SESSION_KEY = "demo_view"
-NOTICE_SETTING = "demo.notice_shown.{user_id}"
+NOTICE_PREFIX = "demo.notice_shown."  # one row per user told
 
 
 def install(app: Flask) -> None:
     app.register_blueprint(bp)
     app.before_request(_choose_scope)
     app.context_processor(lambda: {"demo_view": _template_state()})
-    if not getattr(Session, "_leval_demo_scope", False):  # one listener per process, whatever the apps
+    if not event.contains(Session, "do_orm_execute", _scope_statement):  # one listener, whatever the apps
         event.listen(Session, "do_orm_execute", _scope_statement)
-        Session._leval_demo_scope = True
 
 
 def _choose_scope() -> None:
@@ -47,10 +46,12 @@ def _choose_scope() -> None:
     g.demo_scope = None
     if request.endpoint in (None, "static", "home.healthz"):
         return
-    if not demo.real_data_exists():
+    present = demo.data_present()
+    if not present.real:
         return
-    g.demo_scope = bool(session.get(SESSION_KEY)) and demo.demo_exists()
-    if g.demo_scope is False and request.method == "GET" and current_user.is_authenticated and current_user.is_staff:
+    g.demo_scope = bool(session.get(SESSION_KEY)) and present.demo
+    if present.demo and not g.demo_scope and request.method == "GET" and current_user.is_authenticated \
+            and current_user.is_staff:
         _tell_once()
 
 
@@ -74,10 +75,10 @@ def all_data():
 
 
 def _tell_once() -> None:
-    key = NOTICE_SETTING.format(user_id=current_user.id)
-    if not demo.demo_exists() or db.session.scalar(select(Setting.key).where(Setting.key == key)) is not None:
+    user = str(current_user.id)
+    if stored_settings.read(NOTICE_PREFIX, (user,)):
         return
-    db.session.add(Setting(key=key, value="1"))
+    stored_settings.stage(NOTICE_PREFIX, {user: "1"})
     db.session.commit()
     flash("The fictional demo data set is still here, kept apart from your data: open it with “Show the demo” "
           "at the top of any page, or remove it under Studies → Delete the demo data set "
