@@ -15,7 +15,6 @@ from pathlib import Path
 from sqlalchemy import delete, func, select
 
 from app.extensions import db
-from app.services.folders import deleted_folder
 from app.models import (
     AnnotationRound,
     Answer,
@@ -27,6 +26,8 @@ from app.models import (
     Study,
     System,
 )
+from app.services.demo_scope import both_sides
+from app.services.folders import deleted_folder
 
 
 class DeletionRefused(ValueError):
@@ -86,6 +87,11 @@ def plan_upload(file: PredictionFile) -> DeletionPlan:
 
 
 def plan_demo() -> DeletionPlan:
+    with both_sides():  # the demo's rows, whichever side the page shows
+        return _plan_demo()
+
+
+def _plan_demo() -> DeletionPlan:
     demo_docs = select(Document.id).where(Document.is_demo.is_(True))
     demo_questions = select(Question.id).where(Question.document_id.in_(demo_docs))
     demo_studies = select(Study.id).where(Study.is_demo.is_(True))
@@ -161,4 +167,5 @@ def delete_demo(*, force: bool = False) -> Path | None:
         db.session.execute(delete(System).where(System.is_demo.is_(True)))
         db.session.execute(delete(Document).where(Document.is_demo.is_(True)))
 
-    return _carry_out(plan_demo(), force, rows)
+    with both_sides():
+        return _carry_out(_plan_demo(), force, rows)

@@ -10,6 +10,7 @@ never the two side by side (`scope_options`, applied to every query of a request
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import exists, or_, select
@@ -30,6 +31,24 @@ def scope_options(demo: bool) -> list:
     """Statement options that keep only demo rows (`demo`) or only real ones, wherever those kinds appear
     (jobs carry the mark of the system or study they are about)."""
     return [with_loader_criteria(model, model.is_demo.is_(demo), include_aliases=True) for model in DEMO_MARKED]
+
+
+@contextmanager
+def both_sides():
+    """Lift the separation for a block of work that is about the demo itself (deleting it counts and exports
+    its rows whatever the page's view)."""
+    info = db.session.info
+    saved = info.get(ALL_DATA)
+    info[ALL_DATA] = True
+    try:
+        yield
+    finally:
+        info[ALL_DATA] = saved
+
+
+def is_lifted(execution_options, session_info) -> bool:
+    """Whether a statement runs outside the separation (its own option, or a both_sides block)."""
+    return bool(execution_options.get(ALL_DATA) or session_info.get(ALL_DATA))
 
 
 def _unscoped(statement):

@@ -6,8 +6,6 @@ in the signed session; staff are told once that the demo is still there and how 
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 from flask import (
     Blueprint,
     Flask,
@@ -56,22 +54,11 @@ def _choose_scope() -> None:
 
 
 def _scope_statement(state: ORMExecuteState) -> None:
-    if not has_request_context() or state.execution_options.get(demo.ALL_DATA):
+    if not has_request_context() or demo.is_lifted(state.execution_options, state.session.info):
         return
     scope = g.get("demo_scope")
     if scope is not None and (state.is_select or state.is_relationship_load):
         state.statement = state.statement.options(*demo.scope_options(scope))
-
-
-@contextmanager
-def all_data():
-    """Lift the scoping for a block (deleting the demo must see it)."""
-    saved = g.get("demo_scope")
-    g.demo_scope = None
-    try:
-        yield
-    finally:
-        g.demo_scope = saved
 
 
 def _tell_once() -> None:

@@ -20,7 +20,6 @@ from app.services.studies import setup
 from app.services.studies.answers import pin_latest
 from app.services.studies.lookup import study_rows
 from app.services.studies.setup import StudyError
-from app.web.demo_view import all_data
 from app.web.routing import (
     id_list,  # checkbox values as ids: the one rule for ids from forms
 )
@@ -212,9 +211,8 @@ def delete(study_id: int):
 @bp.route("/demo/delete", methods=["GET", "POST"])
 @staff_required
 def delete_demo():
-    with all_data():  # the demo is deleted from any view
-        return _confirm_delete(deletion.plan_demo(), lambda force: deletion.delete_demo(force=force),
-                               url_for("studies.index"))
+    return _confirm_delete(deletion.plan_demo(), lambda force: deletion.delete_demo(force=force),
+                           url_for("studies.index"))
 
 
 @bp.route("/systems/<int:system_id>/delete", methods=["GET", "POST"])
