@@ -48,9 +48,12 @@ def submit_for_systems(systems: list[System], *, user_id: int | None = None) -> 
     return jobs, refused
 
 
+def _systems_with_predictions():
+    return select(System).where(System.id.in_(select(Prediction.system_id).distinct())).order_by(System.name)
+
+
 def systems_with_predictions() -> list[System]:
-    has_predictions = select(Prediction.system_id).distinct()
-    return list(db.session.scalars(select(System).where(System.id.in_(has_predictions)).order_by(System.name)))
+    return list(db.session.scalars(_systems_with_predictions()))
 
 
 def queue_unscored(*, user_id: int | None = None) -> list:
@@ -77,10 +80,8 @@ def run_metrics_job(ctx: JobContext) -> dict:
 
 def unscored_systems() -> list[System]:
     """Systems with predictions but no aggregate yet."""
-    has_predictions = select(Prediction.system_id).distinct()
     has_scores = select(MetricAggregate.system_id).distinct()
-    stmt = select(System).where(System.id.in_(has_predictions), System.id.not_in(has_scores)).order_by(System.name)
-    return list(db.session.scalars(stmt))
+    return list(db.session.scalars(_systems_with_predictions().where(System.id.not_in(has_scores))))
 
 
 def score_unscored_systems() -> list[str]:
