@@ -9,7 +9,8 @@ import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
-from urllib.parse import urlsplit
+
+from app.core.llm.client import base_url_host
 
 MANIFEST_SCHEMA = 1
 # Which documents were cut, and how: kept beside the manifest, summed up by context.documents_cut.
@@ -23,17 +24,6 @@ FIELD_ORDER = (
     "context.tokens", "context.truncation", "context.tokenizer", "context.documents_cut",
     "questions.set", "questions.count", "questions.fingerprint",
 )
-
-
-def base_url_host(base_url: str) -> str:
-    """Return host[:port] of a base URL, never its credentials, path or query."""
-    parts = urlsplit(base_url.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"base URL must be an http(s) URL with a host, not {base_url!r}")
-    host = parts.hostname
-    if ":" in host:  # IPv6 literal
-        host = f"[{host}]"
-    return f"{host}:{parts.port}" if parts.port else host
 
 
 def questions_fingerprint(items: Iterable[tuple[str, str, str, str]]) -> str:

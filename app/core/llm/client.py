@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 if TYPE_CHECKING:  # the package is heavy to import; only calls need it
     import openai
@@ -49,3 +50,24 @@ def redact(text: str, secret: str | None) -> str:
     if secret and len(secret) >= 4:
         return text.replace(secret, "[redacted]")
     return text
+
+
+def base_url_host(base_url: str) -> str:
+    """Return host[:port] of a base URL, never its credentials, path or query.
+
+    The one rule for what a base URL is (every LLM feature's endpoints check it here): http or https,
+    a host, and a port that is a number; ValueError says which is wrong.
+    """
+    parts = urlsplit(base_url.strip())
+    if parts.scheme not in ("http", "https"):
+        raise ValueError(f"base URL must start with http:// or https://, not {base_url!r}")
+    if not parts.hostname:
+        raise ValueError(f"base URL names no host: {base_url!r}")
+    try:
+        parts.port
+    except ValueError:
+        raise ValueError("base URL: the port is not a number from 0 to 65535") from None
+    host = parts.hostname
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    return f"{host}:{parts.port}" if parts.port else host

@@ -25,6 +25,7 @@ from app.core.llm.client import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT_S,
     LOCAL_SERVER_PLACEHOLDER_KEY,
+    base_url_host,
     make_client,
     mask_api_key,
 )
@@ -210,15 +211,10 @@ def check_base_url(base_url: str, *, required: bool = False) -> None:
         if required:
             raise SettingsError("base URL: required for a named endpoint")
         return
-    if not base_url.startswith(("http://", "https://")):
-        raise SettingsError("base URL must start with http:// or https://")
-    parts = urlsplit(base_url)
     try:
-        parts.port
-    except ValueError:
-        raise SettingsError("base URL: the port is not a number from 0 to 65535") from None
-    if not parts.hostname:
-        raise SettingsError("base URL: no host")
+        base_url_host(base_url)
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
 
 
 def save(name: str, *, base_url: str | None = None, api_key: str | None = None, clear_api_key: bool = False,
