@@ -27,3 +27,9 @@ def stage(prefix: str, values: dict[str, str]) -> None:
             db.session.add(Setting(key=prefix + name, value=value))
         else:
             setting.value = value
+
+
+def names_under(prefix: str, suffix: str) -> list[str]:
+    """The middle parts of saved keys `<prefix><middle><suffix>` with a value (e.g. the named endpoints)."""
+    keys = db.session.scalars(select(Setting.key).where(Setting.key.like(f"{prefix}%{suffix}"), Setting.value != ""))
+    return sorted(key[len(prefix):len(key) - len(suffix)] for key in keys)

@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from sqlalchemy import select
-
 from app.core.llm.client import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT_S,
@@ -30,7 +28,6 @@ from app.core.llm.client import (
     mask_api_key,
 )
 from app.extensions import db
-from app.models import Setting
 from app.services import stored_settings
 from app.services.input_rules import text_problem
 
@@ -154,9 +151,7 @@ def _with_env(saved: str, variable: str) -> tuple[str, str]:
 
 def names() -> list[str]:
     """Every configured endpoint's name, the judge's first."""
-    keys = db.session.scalars(select(Setting.key).where(Setting.key.like(f"{_NAMED_PREFIX}%.base_url"),
-                                                          Setting.value != ""))
-    return [JUDGE_ENDPOINT, *sorted(k[len(_NAMED_PREFIX):-len(".base_url")] for k in keys)]
+    return [JUDGE_ENDPOINT, *stored_settings.names_under(_NAMED_PREFIX, ".base_url")]
 
 
 def configured() -> list[Endpoint]:
