@@ -11,14 +11,14 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import Study, System
-from tests.support.shared import require_shared
+from tests.support.shared import require_human_eval
 
 DEMO_SYSTEMS = ("balanced-34b", "shaky-3b", "terse-13b", "verbose-7b")
 
 
 @pytest.fixture
 def with_real_data(demo, runner):
-    result = runner.invoke(args=["import-leval", str(require_shared() / "Predictions" / "human_eval")])
+    result = runner.invoke(args=["import-leval", str(require_human_eval())])
     assert result.exit_code == 0, result.output
     with demo.app_context():
         real = set(db.session.scalars(select(System.name).where(System.is_demo.is_(False))))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from tests.support.shared import require_shared
+from tests.support.shared import require_human_eval
 
 
 def steps(client) -> list[str]:
@@ -17,7 +17,7 @@ def test_with_only_the_demo_the_next_step_is_importing_data(demo, client, auth):
 
 
 def test_after_an_import_the_next_steps_are_the_jobs_then_a_study(demo, client, auth, runner):
-    assert runner.invoke(args=["import-leval", str(require_shared() / "Predictions" / "human_eval")]).exit_code == 0
+    assert runner.invoke(args=["import-leval", str(require_human_eval())]).exit_code == 0
     auth.login("researcher")
     assert steps(client) == ["jobs", "score", "study"]  # the import queued metric jobs nobody has run yet
 

@@ -7,7 +7,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import Job, Prediction, System
-from tests.support.shared import require_shared
+from tests.support.shared import require_human_eval
 
 
 def metric_jobs(app) -> dict[str, Job]:
@@ -17,7 +17,7 @@ def metric_jobs(app) -> dict[str, Job]:
 
 
 def test_import_leval_queues_the_metrics_of_every_system_it_brings(app, runner):
-    human_eval = require_shared() / "Predictions" / "human_eval"
+    human_eval = require_human_eval()
     result = runner.invoke(args=["import-leval", str(human_eval), "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
@@ -32,7 +32,7 @@ def test_import_leval_queues_the_metrics_of_every_system_it_brings(app, runner):
 
 
 def test_the_text_report_says_where_the_metrics_run(app, runner):
-    human_eval = require_shared() / "Predictions" / "human_eval"
+    human_eval = require_human_eval()
     output = runner.invoke(args=["import-leval", str(human_eval)]).output
     assert "Metrics: 7 job(s) queued" in output and "python run.py score-metrics" in output
 

@@ -28,3 +28,9 @@ def require_shared() -> Path:
             pytest.fail(MISSING)
         pytest.skip(MISSING)
     return SHARED_LEVAL
+
+
+def require_human_eval() -> Path:
+    """L-Eval's human-evaluation folder (the README's import), skipping or failing as require_shared does."""
+    require_shared()
+    return HUMAN_EVAL
