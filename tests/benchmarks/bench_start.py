@@ -17,7 +17,7 @@ run the same way, is the floor every Flask-SQLAlchemy-Migrate app pays before it
   It is compared as well with scoring the same files one process per file, as L-Eval's
   `auto_eval.py --pred_file` is run. auto_eval.py itself cannot be set up from PyPI here (it
   needs `datasets.Metric`, gone since datasets 3, and NLTK data downloaded at run time), so that
-  baseline runs tests/leval_reference.py (our restatement of its algorithms, on rouge-score) once
+  baseline runs tests/support/leval_reference.py (our restatement of its algorithms, on rouge-score) once
   per file, one pass.
 """
 from __future__ import annotations
@@ -115,7 +115,7 @@ def _published(shared: Path) -> list[Path]:
 
 def _reference_per_file(shared: Path, files: list[Path], env: dict) -> float:
     """Score each file in its own process with the reference scorer; the total wall time."""
-    tests_dir = str(REPO_ROOT / "tests")
+    tests_dir = str(REPO_ROOT / "tests" / "support")
     return sum(_timed_process([sys.executable, "-c", REFERENCE_ONE_FILE, tests_dir, str(path),
                                str(path.relative_to(shared))], env) for path in files)
 
@@ -171,7 +171,7 @@ def run(quick: bool = False, repeats: int | None = None) -> list[dict]:
         row(f"python run.py eval, {len(files)} files, CPU seconds ({of})", median_cpu["eval"], "s",
             f"<= {EVAL_TARGET:g}x floor", median_cpu["floor"], f"{floor_name}, CPU seconds"),
         row(f"python run.py eval, {len(sample)} files in one process", sample_eval_s, "s", "-", reference_s,
-            f"tests/leval_reference.py, one process per file (as auto_eval.py runs), {len(sample)} processes, "
+            f"tests/support/leval_reference.py, one process per file (as auto_eval.py runs), {len(sample)} processes, "
             "one pass"),
     ]
     for name, limit in (("summary", SUMMARY_TARGET), ("eval", EVAL_TARGET)):
