@@ -6,7 +6,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.core.stats.rater_agreement import MIN_CEILING_ANNOTATORS, MIN_CEILING_ITEMS, rater_agreement
+from app.core.stats.rater_agreement import (
+    MIN_CEILING_ANNOTATORS,
+    MIN_CEILING_ITEMS,
+    rater_agreement,
+)
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "judge.md"
 

@@ -23,7 +23,7 @@ def STUB_POLICY(body) -> str:
 
 
 def _verdict(page: str) -> str:
-    return re.sub(r"<[^>]+>", "", re.search(r'data-field="within">(.*?)</dd>', page, re.S).group(1)).strip()
+    return re.sub(r"<[^>]+>", "", re.search(r'data-field="within">(.*?)</dd>', page, re.DOTALL).group(1)).strip()
 
 
 def test_two_annotators_get_no_verdict_but_the_reason(demo, stub, workers, client, auth):

@@ -45,7 +45,7 @@ def iso_utc(moment: datetime | None) -> str:
 
 def whole_seconds(seconds: float | None) -> int:
     """Active time as exported: whole seconds (the page reports whole seconds; an imported file may not)."""
-    return int(round(seconds or 0.0))
+    return round(seconds or 0.0)
 
 
 def parse_iso_utc(text: str) -> datetime:
