@@ -10,6 +10,7 @@ from typing import Any
 from markupsafe import Markup
 
 from app.core.charts import (
+    CONTENT_WIDTH,
     distribution_chart,
     grouped_bar_chart,
     mean_ci_chart,
@@ -20,8 +21,10 @@ from app.core.rubric import SCALE
 
 SCORE_RANGE = (1.0, 5.0)
 TAU_RANGE = (-1.0, 1.0)
-# The page's content width, so charts fill their card instead of a third of it.
-CHART_WIDTH = 1040
+# Drawn at the page's content width (and scaled to the card), so their text stays near its drawn size.
+CHART_WIDTH = CONTENT_WIDTH
+# The scatters sit two or three to a row (.chart-grid columns of at least 400 px).
+SCATTER_WIDTH, SCATTER_HEIGHT = 420, 320
 
 
 def human_charts(data: dict[str, Any]) -> dict[str, Markup]:
@@ -83,7 +86,7 @@ def correlation_charts(data: dict[str, Any]) -> dict[str, Any]:
             Markup(scatter_chart(
                 [(row["system"], row["metric_values"].get(column["label"]), row["human_mean"]) for row in ranks],
                 column["label"], title=f"{column['label']} against the mean human score",
-                note=_tau_note(rows, column["label"]), width=380, height=300,
+                note=_tau_note(rows, column["label"]), width=SCATTER_WIDTH, height=SCATTER_HEIGHT,
                 identifier=f"chart-scatter-{position}",
             ))
             for position, column in enumerate(data["metric_columns"])
