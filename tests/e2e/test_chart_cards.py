@@ -1,5 +1,5 @@
-"""Charts in Chromium: each fills its card's width, and its title (wrapped if long) stays inside the card,
-on the results pages at 1400 and 1024 px."""
+"""Charts in Chromium: each fills its card's width (or its figure's), and its title (wrapped if long) stays
+inside the card, on the results and LV-Eval pages at 1400 and 1024 px."""
 from __future__ import annotations
 
 import pytest
@@ -10,8 +10,8 @@ from tests.e2e.test_results import add_metric_values, score_file
 pytestmark = pytest.mark.e2e
 
 # For every chart in a card: the card's inner width, the chart's width, and the card's and the title's boxes.
-MEASURE = """() => [...document.querySelectorAll('.chart-card svg.chart')].map(svg => {
-    const card = svg.closest('.chart-card');
+MEASURE = """() => [...document.querySelectorAll('svg.chart')].map(svg => {
+    const card = svg.closest('.chart-card') || svg.parentElement;
     const style = getComputedStyle(card);
     const inner = card.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
     const box = r => ({left: r.left, right: r.right, top: r.top, bottom: r.bottom});
@@ -20,7 +20,9 @@ MEASURE = """() => [...document.querySelectorAll('.chart-card svg.chart')].map(s
             height: svg.getBoundingClientRect().height, card: box(card.getBoundingClientRect()),
             title: title ? box(title.getBoundingClientRect()) : null};
 })"""
-PAGES = {"/results": 2, "/results/correlation": 4, "/results/agreement": 1}  # charts in cards, at least
+# Each page and the charts it shows at least (the demo's LV-Eval runs give the curves and 8 heatmaps).
+PAGES = {"/results": 2, "/results/correlation": 4, "/results/agreement": 1, "/lveval": 9,
+         "/leaderboard?view=lveval": 1}
 
 
 def test_charts_fill_their_cards_and_titles_stay_inside(live_server, browser, tmp_path):
