@@ -39,6 +39,8 @@ def test_two_annotators_get_no_verdict_but_the_reason(demo, stub, workers, clien
     verdict = _verdict(page)
     assert verdict.startswith("the human ceiling cannot be estimated: 2 annotators (needs at least 3)"), verdict
     assert "within human agreement" not in verdict and "below human agreement" not in verdict
+    # No "range" of one pair of annotators either (two leave-one-out α of the same pair: sd 0).
+    assert re.search(r'data-field="ceiling_range"><span class="muted">not estimated</span></dd>', page)
     assert "at least 3 annotators and 30 answers scored by two or more of them" in page
 
 
