@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import Score
-from tests.test_results_exports import read_jsonl, run, scored
+from tests.services.test_exports import read_jsonl, run, scored
 
 
 def test_the_export_command_writes_whole_seconds_and_lowercase_booleans(app, runner, tmp_path):

@@ -9,7 +9,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import Score, User
-from tests.test_results_exports import scored
+from tests.services.test_exports import scored
 
 
 def _plant(app) -> None:
