@@ -7,15 +7,28 @@ from __future__ import annotations
 
 import math
 
-from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    current_app,
+    flash,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from flask_login import current_user
 from flask_wtf import FlaskForm
 from wtforms import PasswordField
 from wtforms.validators import DataRequired, EqualTo, Length
 
-from app.services.accounts import MIN_PASSWORD, AccountError, change_password, end_sessions
+from app.services.accounts import (
+    MIN_PASSWORD,
+    AccountError,
+    change_password,
+    end_sessions,
+)
 from app.services.login_limits import address_key, user_key
-from app.web import sessions
+from app.web.sessions import renew_session
 
 bp = Blueprint("account", __name__)
 
@@ -63,7 +76,7 @@ def password():
         flash(str(exc), "error")
         return _page(400)
     limiter.succeeded(address, name)
-    sessions.renew(user)
+    renew_session(user)
     flash("Your password is changed. You stay signed in here; every other browser signed in as you is signed out.",
           "success")
     return redirect(url_for("account.index"))
@@ -74,6 +87,6 @@ def end_other_sessions():
     """Sign out everywhere else: the session version goes up, and only this browser is signed in again."""
     user = current_user._get_current_object()
     end_sessions(user)
-    sessions.renew(user)
+    renew_session(user)
     flash("Every other browser signed in as you is signed out. You stay signed in here.", "success")
     return redirect(url_for("account.index"))

@@ -26,7 +26,7 @@ from app.services.accounts import (
 )
 from app.services.annotation.choices import study_to_resume
 from app.services.login_limits import address_key, user_key
-from app.web import sessions
+from app.web.sessions import end_session, lifetime_text, start_session
 
 bp = Blueprint("auth", __name__)
 
@@ -49,7 +49,7 @@ def _safe_next(target: str | None) -> str:
 
 
 def _login_page(form: LoginForm) -> str:
-    return render_template("auth/login.html", form=form, keep_for=sessions.lifetime_text())
+    return render_template("auth/login.html", form=form, keep_for=lifetime_text())
 
 
 def _landing(user, requested: str | None) -> str:
@@ -86,7 +86,7 @@ def login():
         if not user.active:
             flash("This account is deactivated. Ask an admin to reactivate it.", "error")
             return _login_page(form), 403
-        sessions.start(user, keep=form.keep.data)
+        start_session(user, keep=form.keep.data)
         record_sign_in(user)
         return redirect(_landing(user, request.args.get("next")))
     prepare_sign_in()
@@ -98,6 +98,6 @@ def logout():
     """Sign out: every session of this account ends, including copies of this one's cookie."""
     if current_user.is_authenticated:
         end_sessions(current_user._get_current_object())
-    sessions.end()
+    end_session()
     flash("You are signed out.", "info")
     return redirect(url_for("auth.login"))

@@ -10,7 +10,7 @@ session sooner: sign-out, a password change, "sign out everywhere else", a reset
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from flask import Flask, current_app, session
 from flask.sessions import SecureCookieSessionInterface, SessionMixin
@@ -34,7 +34,7 @@ class SignInSessions(SecureCookieSessionInterface):
     def get_expiration_time(self, app: Flask, session: SessionMixin) -> datetime | None:
         started = session.get(SIGNED_IN_AT)
         if session.permanent and isinstance(started, (int, float)):
-            return datetime.fromtimestamp(started, timezone.utc) + app.permanent_session_lifetime
+            return datetime.fromtimestamp(started, UTC) + app.permanent_session_lifetime
         return super().get_expiration_time(app, session)
 
 
@@ -42,14 +42,14 @@ def install(app: Flask) -> None:
     app.session_interface = SignInSessions()
 
 
-def start(user: User, *, keep: bool) -> None:
+def start_session(user: User, *, keep: bool) -> None:
     """Sign this browser in; `keep` makes the cookie outlive the browser until the sign-in's lifetime ends."""
     login_user(user)
     session.permanent = keep
     session[SIGNED_IN_AT] = int(time.time())
 
 
-def renew(user: User) -> None:
+def renew_session(user: User) -> None:
     """Keep this browser signed in after the account's session version was raised (the others end).
 
     The sign-in's start and its "keep" choice stay: renewing never lengthens a session.
@@ -57,7 +57,7 @@ def renew(user: User) -> None:
     login_user(user)
 
 
-def end() -> None:
+def end_session() -> None:
     """Sign this browser out; the next sign-in chooses afresh whether to be kept."""
     logout_user()
     session.pop(SIGNED_IN_AT, None)

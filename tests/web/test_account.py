@@ -129,7 +129,7 @@ def test_account_writes_need_the_sessions_csrf_token(app, url, token):
 def test_an_admins_own_row_offers_the_account_page_not_a_reset(app):
     client = signed_in(app, "admin")
     page = client.get("/admin/users").get_data(as_text=True)
-    rows = dict(re.findall(r'<th scope="row">(\w+).*?</th>(.*?)</tr>', page, re.S))
+    rows = dict(re.findall(r'<th scope="row">(\w+).*?</th>(.*?)</tr>', page, re.DOTALL))
     assert "Reset password for admin" not in rows["admin"]
     assert '<a class="button small" href="/account/#password">Change your password</a>' in rows["admin"]
     assert 'aria-label="Reset password for researcher"' in rows["researcher"]

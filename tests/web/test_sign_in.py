@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 
 import pytest
@@ -53,8 +53,8 @@ def signed_out(client) -> bool:
 
 def test_the_login_form_offers_keep_me_signed_in_for_the_configured_time(client):
     page = client.get("/login").get_data(as_text=True)
-    assert re.search(r'<input id="keep" name="keep" type="checkbox" value="y"\s*>\s*Keep me signed in</label>', page)
-    assert "for 14 days, also after the browser closes" in page
+    assert re.search(r'<input id="keep" name="keep" type="checkbox" value="y"[^>]*>\s*Keep me signed in</label>', page)
+    assert "For 14 days, even after the browser closes" in page
 
 
 def test_without_the_box_the_session_ends_with_the_browser(client):
@@ -63,12 +63,12 @@ def test_without_the_box_the_session_ends_with_the_browser(client):
 
 
 def test_with_the_box_the_session_is_kept_for_the_configured_days_and_no_longer(app, client):
-    before = datetime.now(timezone.utc)
+    before = datetime.now(UTC)
     response = sign_in(client, keep=True)
     assert response.status_code == 302
     expires = expiry(session_cookie(response))
     assert expires is not None, "a kept session must outlive the browser"
-    assert before + timedelta(days=14) - timedelta(seconds=5) <= expires <= datetime.now(timezone.utc) + timedelta(days=14)
+    assert before + timedelta(days=14) - timedelta(seconds=5) <= expires <= datetime.now(UTC) + timedelta(days=14)
     # Using the session does not push the end further out.
     assert client.get("/annotate/").status_code in (200, 302)
     later = client.get("/").headers.getlist("Set-Cookie")
@@ -79,9 +79,9 @@ def test_the_lifetime_is_configurable(app, client, monkeypatch, tmp_path):
     monkeypatch.setenv("LEVAL_KEEP_SIGNED_IN_DAYS", "3")
     assert build_config(tmp_path, {"SECRET_KEY": "x"})["PERMANENT_SESSION_LIFETIME"] == timedelta(days=3)
     app.config["PERMANENT_SESSION_LIFETIME"] = timedelta(days=3)
-    assert "for 3 days, also after the browser closes" in client.get("/login").get_data(as_text=True)
+    assert "For 3 days, even after the browser closes" in client.get("/login").get_data(as_text=True)
     expires = expiry(session_cookie(sign_in(client, keep=True)))
-    assert abs(expires - datetime.now(timezone.utc) - timedelta(days=3)) < timedelta(seconds=10)
+    assert abs(expires - datetime.now(UTC) - timedelta(days=3)) < timedelta(seconds=10)
 
 
 @pytest.mark.parametrize("keep", [True, False])
@@ -180,7 +180,7 @@ def test_the_chooser_shows_each_studys_progress_and_what_its_button_does(demo, c
     score_some(demo, three_studies[1])
     sign_in(client, next_url="/annotate/")
     page = client.get("/annotate/").get_data(as_text=True)
-    rows = dict(re.findall(r'data-study="(\d+)">(.*?)</li>', page, re.S))
+    rows = dict(re.findall(r'data-study="(\d+)">(.*?)</li>', page, re.DOTALL))
     assert set(rows) == {str(s) for s in three_studies}
     with demo.app_context():
         progress = {c.study.id: (c.scored, c.total) for c in study_choices(find_user("annotator"))}
