@@ -28,8 +28,7 @@ def create_user(username: str, password: str, role: str, *, active: bool = True)
         raise AccountError("Username must be 2–80 letters, digits, '.', '_' or '-'.")
     if role not in ROLES:
         raise AccountError(f"Role must be one of: {', '.join(ROLES)}.")
-    if len(password) < MIN_PASSWORD:
-        raise AccountError(f"Password must have at least {MIN_PASSWORD} characters.")
+    check_new_password(password)
     if db.session.scalar(select(User.id).where(func.lower(User.username) == username.lower())):
         raise AccountError(f"User '{username}' already exists.")
     user = User(username=username, role=role, active=active)
@@ -37,6 +36,12 @@ def create_user(username: str, password: str, role: str, *, active: bool = True)
     db.session.add(user)
     db.session.commit()
     return user
+
+
+def check_new_password(password: str) -> None:
+    """The rule every chosen password meets (created, or changed by its owner)."""
+    if len(password) < MIN_PASSWORD:
+        raise AccountError(f"Password must have at least {MIN_PASSWORD} characters.")
 
 
 def generate_password() -> str:
@@ -136,3 +141,19 @@ def reset_password(user: User) -> str:
     user.set_password(password)
     db.session.commit()
     return password
+
+
+def change_password(user: User, current: str, new: str) -> None:
+    """The account's owner changes its password, proving the current one; every session of it ends.
+
+    Raises AccountError when the current password is wrong or the new one breaks the rule. The
+    caller keeps the owner's own browser signed in (web.sessions.renew) and counts the attempt as
+    a sign-in attempt, since it checks the same secret.
+    """
+    if not user.check_password(current):
+        raise AccountError("Your current password is not right; nothing was changed.")
+    check_new_password(new)
+    if new == current:
+        raise AccountError("The new password is the one you have now; choose another.")
+    user.set_password(new)
+    db.session.commit()

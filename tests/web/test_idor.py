@@ -46,7 +46,7 @@ MISSING = 2_000_000_000  # an id no row has
 # APIs that take ids in their JSON body rather than their path.
 BODY_ID_ROUTES = {"annotate.save_score_api"}
 # Writes a signed-in account may make that name no object.
-NO_ID_WRITES = {"auth.logout"}
+NO_ID_WRITES = {"auth.logout", "account.password", "account.end_other_sessions"}  # each acts on the account signed in
 # Path arguments that are not ids but still need a value.
 NOT_IDS = {"fmt": ["csv"], "filename": ["css/app.css"]}
 ROLE = {"researcher": "researcher"}  # every other account of the walk is an annotator

@@ -30,7 +30,7 @@ STAFF_BLUEPRINTS = {"predictions", "jobs", "results", "judging", "admin"}
 # The only endpoints open to every signed-in user; anything else must name its roles.
 ANY_SIGNED_IN = {
     "home.index", "auth.logout", "annotate.resume", "annotate.study_home", "annotate.question", "annotate.done",
-    "annotate.document", "annotate.save_score_api",
+    "annotate.document", "annotate.save_score_api", "account.index", "account.password", "account.end_other_sessions",
 }
 WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 PUBLIC = {"auth.login", "home.healthz", "static"}
