@@ -1,0 +1,63 @@
+"""OpenCompass's output for L-Eval predictions scores exactly as the same predictions in L-Eval's own format."""
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from app.core.metrics import PROFILES
+from app.extensions import db
+from app.models import MetricAggregate, MetricResult, Prediction, System
+from app.services.importers import import_path
+from app.services.metrics import score_system
+from app.services.uploads.opencompass_folder import import_opencompass_folder
+from tests.support.opencompass import rows_from_leval, write_dataset
+
+MODEL = "turbo-16k-0613"
+# (task file, predictions, OpenCompass abbr, parts): a split dataset, both prompt forms, exam, F1 and ROUGE rows.
+DATASETS = [
+    ("Closed-ended-tasks/coursera.jsonl", "exam_eval", "LEval_coursera", 1),
+    ("Closed-ended-tasks/topic_retrieval_longchat.jsonl", "exam_eval", "LEval_topic_retrieval", 3),
+    ("Open-ended-tasks/gov_report_summ.jsonl", "ngram_eval", "LEval_gov_report_summ", 1),
+    ("Open-ended-tasks/legal_contract_qa.jsonl", "ngram_eval", "LEval_legal_contract_qa", 2),
+]
+
+
+def stored_metrics(name: str) -> tuple[dict, dict]:
+    sid = db.session.scalar(select(System.id).where(System.name == name))
+    aggregates = {(a.task, a.metric, a.profile): (a.value, a.n) for a in
+                  db.session.scalars(select(MetricAggregate).where(MetricAggregate.system_id == sid))}
+    per_question = {(p.question_id, r.metric, r.profile): r.value for r, p in db.session.execute(
+        select(MetricResult, Prediction).join(Prediction, MetricResult.prediction_id == Prediction.id)
+        .where(MetricResult.system_id == sid))}
+    return aggregates, per_question
+
+
+def test_opencompass_folder_scores_as_leval_format(app, shared_leval, tmp_path):
+    tasks, leval_format = tmp_path / "tasks", tmp_path / "leval" / MODEL
+    tasks.mkdir()
+    leval_format.mkdir(parents=True)
+    opencompass = tmp_path / "outputs" / "20240101_000000"
+    for i, (task_file, folder, abbr, parts) in enumerate(DATASETS):
+        source = shared_leval / "LEval-data" / task_file
+        task = source.stem
+        (tasks / source.name).write_bytes(source.read_bytes())
+        pred_file = shared_leval / "Predictions" / folder / MODEL / f"{task}.pred.jsonl"
+        (leval_format / pred_file.name).write_bytes(pred_file.read_bytes())
+        rows = rows_from_leval(source, pred_file, as_messages=i % 2 == 0)
+        write_dataset(opencompass, "turbo-oc", abbr, rows, parts=parts)
+    assert (opencompass / "predictions" / "turbo-oc" / "LEval_topic_retrieval_2.json").exists()
+    with app.app_context():
+        assert not import_path(tasks).failed
+        report = import_path(tmp_path / "leval")
+        assert not report.failed and report.unmatched == 0
+        result = import_opencompass_folder(opencompass)
+        assert result.error is None and not result.invalid, [p.errors for p in result.previews]
+        assert sum(item["created"] for item in result.imported) == sum(f.counts["created"] for f in report.files)
+        for name in (MODEL, "turbo-oc"):
+            score_system(db.session.scalar(select(System.id).where(System.name == name)), profiles=PROFILES)
+        expected_aggregates, expected_items = stored_metrics(MODEL)
+        aggregates, items = stored_metrics("turbo-oc")
+    assert expected_aggregates and expected_items
+    assert aggregates == expected_aggregates
+    assert items == expected_items
+    assert {task for task, _, _ in aggregates} >= {"coursera", "topic_retrieval_longchat", "gov_report_summ",
+                                                    "legal_contract_qa"}
