@@ -77,3 +77,35 @@ def write_dataset(root: Path, model: str, abbr: str, rows: list[dict], *, parts:
         path.write_text(json.dumps({str(i): row for i, row in enumerate(chunk)}, indent=4, ensure_ascii=False),
                         encoding="utf-8")
     return [path for path, _ in chunks]
+
+
+# A tiny L-Eval task written by the tests: two documents ask the same question with the same answer, so only
+# the document in the prompt tells their rows apart.
+TINY_DOCS = [
+    {"input": "The harbour of Velmora froze in the winter of the great storm. Ships waited for weeks.",
+     "instructions": ["Which harbour froze? (A) Velmora (B) Ostrand", "How long did ships wait? (A) days (B) weeks"],
+     "outputs": ["(A)", "(B)"]},
+    {"input": "Ostrand kept its harbour open all year, and traders came from the south.",
+     "instructions": ["Which harbour froze? (A) Velmora (B) Ostrand"], "outputs": ["(A)"]},
+]
+
+
+def write_tiny_task(folder: Path) -> Path:
+    """quality.jsonl with TINY_DOCS (L-Eval's task file format), to import with import_path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "quality.jsonl"
+    path.write_text("\n".join(json.dumps({**doc, "source": "tiny", "evaluation": "exam"}) for doc in TINY_DOCS) + "\n",
+                    encoding="utf-8")
+    return path
+
+
+def tiny_rows(answers: tuple[str, ...] = ("(A)", "(B)", "(A)"), *, as_messages: bool = False) -> list[dict]:
+    """One OpenCompass row per tiny question, in the loader's order, answering `answers`."""
+    pairs = [(doc, q, a) for doc in TINY_DOCS for q, a in zip(doc["instructions"], doc["outputs"])]
+    return [{"origin_prompt": leval_prompt("quality", doc["input"], q, a, as_messages=as_messages),
+             "prediction": answer, "gold": a} for (doc, q, a), answer in zip(pairs, answers)]
+
+
+def folder_bytes(root: Path) -> dict[str, bytes]:
+    """Every file under root by its posix path below root, for a zip."""
+    return {path.relative_to(root).as_posix(): path.read_bytes() for path in sorted(root.rglob("*")) if path.is_file()}

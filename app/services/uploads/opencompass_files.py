@@ -65,8 +65,8 @@ def _datasets(previews: list[FilePreview]) -> list[_Dataset]:
     return result
 
 
-def _read(dataset: _Dataset, path_of: PathOf) -> tuple[list[list[OcRow]], Matched | None]:
-    """Each file's rows (keys numbered across the parts) and, when every file reads cleanly, the matches."""
+def _read(dataset: _Dataset, path_of: PathOf) -> tuple[list[list[OcRow]], Matched]:
+    """Each file's rows (keys numbered across the parts) and the matches of the rows that read cleanly."""
     rows_by_file, offset = [], 0
     for preview in dataset.files:
         parsed = read_file(path_of(preview), offset=offset)
@@ -75,8 +75,6 @@ def _read(dataset: _Dataset, path_of: PathOf) -> tuple[list[list[OcRow]], Matche
         rows_by_file.append(parsed.rows)
         preview.rows = len(parsed.rows) + len({p.key for p in parsed.problems if p.key is not None})
         offset += preview.rows
-    if not all(preview.ok for preview in dataset.files):
-        return rows_by_file, None
     return rows_by_file, match_leval(dataset.task, [row for rows in rows_by_file for row in rows])
 
 
@@ -105,8 +103,6 @@ def preview_opencompass(previews: list[FilePreview], path_of: PathOf) -> None:
 
 def _preview_dataset(dataset: _Dataset, path_of: PathOf) -> None:
     rows_by_file, matched = _read(dataset, path_of)
-    if matched is None:
-        return
     for preview, rows in zip(dataset.files, rows_by_file):
         indexes = {row.index for row in rows}
         refused = [(row, problem) for row, problem in matched.problems if row.index in indexes]
