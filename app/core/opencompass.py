@@ -27,6 +27,9 @@ LEVAL_DATASETS = {
     "LEval_quality": "quality", "LEval_review_summ": "review_summ", "LEval_scientificqa": "scientific_qa",
     "LEval_topic_retrieval": "topic_retrieval_longchat", "LEval_tpo": "tpo", "LEval_tvshow_summ": "tv_show_summ",
 }
+# The L-Eval loaders pass each answer on as it is, except quality's: LEvalQualityDataset keeps `answer[1]`, the
+# option letter of "(B) Their subconscious …", as the row's gold.
+_GOLD_OF_ANSWER = {"quality": lambda answer: answer[1:2]}
 # LV-Eval configs name each dataset 'LVEval_' + f'{dataset}_{level}' (opencompass/configs/datasets/lveval/).
 LVEVAL_LEVELS = ("16k", "32k", "64k", "128k", "256k")
 LVEVAL_ABBRS = {f"LVEval_{d}_{level}": (d, level) for d in LVEVAL_DATASETS for level in LVEVAL_LEVELS}
@@ -47,6 +50,12 @@ class OcName:
     @property
     def dataset_key(self) -> tuple[str, str]:
         return self.model, self.abbr
+
+
+def leval_gold(task: str, answer: str) -> str:
+    """The `gold` OpenCompass writes for an L-Eval answer of this task."""
+    convert = _GOLD_OF_ANSWER.get(task)
+    return convert(answer) if convert else answer
 
 
 def is_opencompass_file(path: str | PurePosixPath) -> bool:

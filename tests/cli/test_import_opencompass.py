@@ -77,7 +77,7 @@ def test_every_problem_is_reported_by_file_and_key_and_nothing_is_imported(app, 
     write_dataset(out, "m", "LEval_coursera", good)  # no coursera question is stored
     (out / "predictions" / "m" / "LEval_nosuch.json").write_text("{}")
     bad = tiny_rows(as_messages=True)
-    bad[1]["gold"] = "(C)"  # matches no stored question
+    bad[1]["gold"] = "C"  # matches no stored question
     del bad[2]["prediction"]
     both = leval_prompt("quality", good[0]["origin_prompt"] + " " + good[2]["origin_prompt"],
                         "Which harbour froze? (A) Velmora (B) Ostrand", "(A)", as_messages=False)

@@ -4,7 +4,12 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.conftest import sign_in
-from tests.support.opencompass import folder_bytes, tiny_rows, write_dataset, write_tiny_task
+from tests.support.opencompass import (
+    folder_bytes,
+    tiny_rows,
+    write_dataset,
+    write_tiny_task,
+)
 from tests.support.predictions import make_zip
 
 pytestmark = pytest.mark.e2e
@@ -16,7 +21,7 @@ def test_opencompass_zip_preview_shows_errors_by_file_and_key_then_imports(live_
     out = tmp_path / "outputs"
     write_dataset(out, "oc-good", "LEval_quality", tiny_rows(), parts=2)
     rows = tiny_rows()
-    rows[1]["gold"] = "(D)"
+    rows[1]["gold"] = "D"
     write_dataset(out, "oc-bad", "LEval_quality", rows)
     archive = tmp_path / "opencompass.zip"
     archive.write_bytes(make_zip(folder_bytes(out)))

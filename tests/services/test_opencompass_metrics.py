@@ -14,7 +14,7 @@ from tests.support.opencompass import rows_from_leval, write_dataset
 MODEL = "turbo-16k-0613"
 # (task file, predictions, OpenCompass abbr, parts): a split dataset, both prompt forms, exam, F1 and ROUGE rows.
 DATASETS = [
-    ("Closed-ended-tasks/coursera.jsonl", "exam_eval", "LEval_coursera", 1),
+    ("Closed-ended-tasks/quality.jsonl", "exam_eval", "LEval_quality", 1),  # gold: the option letter only
     ("Closed-ended-tasks/topic_retrieval_longchat.jsonl", "exam_eval", "LEval_topic_retrieval", 3),
     ("Open-ended-tasks/gov_report_summ.jsonl", "ngram_eval", "LEval_gov_report_summ", 1),
     ("Open-ended-tasks/legal_contract_qa.jsonl", "ngram_eval", "LEval_legal_contract_qa", 2),
@@ -59,5 +59,5 @@ def test_opencompass_folder_scores_as_leval_format(app, shared_leval, tmp_path):
     assert expected_aggregates and expected_items
     assert aggregates == expected_aggregates
     assert items == expected_items
-    assert {task for task, _, _ in aggregates} >= {"coursera", "topic_retrieval_longchat", "gov_report_summ",
+    assert {task for task, _, _ in aggregates} >= {"quality", "topic_retrieval_longchat", "gov_report_summ",
                                                     "legal_contract_qa"}

@@ -9,6 +9,8 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
+from app.core.opencompass import leval_gold
+
 CLOSED_SYSTEM = ("Now you are given a very long document. Please follow the instruction based on this document. "
                  "For multi-choice questions, there could be a single correct option or multiple correct options. "
                  "Please only provide the letter corresponding to the answer (like A or AB) when answering.")
@@ -58,8 +60,9 @@ def rows_from_leval(task_file: Path, pred_file: Path, *, as_messages: bool = Fal
         prediction = next(value for name, value in pred.items() if name.endswith("_pred"))
         row = {"origin_prompt": leval_prompt(task, context, pred["query"], pred["gt"], as_messages=as_messages),
                "prediction": prediction}
-        if pred["gt"]:  # save_results leaves `gold` out when the answer is empty
-            row["gold"] = pred["gt"]
+        gold = leval_gold(task, pred["gt"])  # what OpenCompass's loader makes of the answer (quality: its letter)
+        if gold:  # save_results leaves `gold` out when the answer is empty
+            row["gold"] = gold
         rows.append(row)
     return rows
 
@@ -103,7 +106,7 @@ def tiny_rows(answers: tuple[str, ...] = ("(A)", "(B)", "(A)"), *, as_messages: 
     """One OpenCompass row per tiny question, in the loader's order, answering `answers`."""
     pairs = [(doc, q, a) for doc in TINY_DOCS for q, a in zip(doc["instructions"], doc["outputs"])]
     return [{"origin_prompt": leval_prompt("quality", doc["input"], q, a, as_messages=as_messages),
-             "prediction": answer, "gold": a} for (doc, q, a), answer in zip(pairs, answers)]
+             "prediction": answer, "gold": leval_gold("quality", a)} for (doc, q, a), answer in zip(pairs, answers)]
 
 
 def folder_bytes(root: Path) -> dict[str, bytes]:

@@ -61,7 +61,7 @@ def test_errors_are_shown_by_file_and_key_and_a_broken_part_holds_back_its_datas
                                                                                  tmp_path):
     out = tmp_path / "outputs"
     rows = tiny_rows()
-    rows[2]["gold"] = "(D)"
+    rows[2]["gold"] = "D"
     write_dataset(out, "broken", "LEval_quality", rows, parts=2)
     write_dataset(out, "fine", "LEval_quality", tiny_rows())
     (out / "predictions" / "fine" / "LEval_gsm101.json").write_text("{}")

@@ -1,8 +1,8 @@
 """OpenCompass predictions: read its files and match each row to a stored question on content.
 
 The layout and keys are OpenCompass's own (app/core/opencompass.py). A row of an L-Eval dataset is
-matched by what it holds, never by its position alone: its `gold` must equal a stored question's
-reference, and that question's text and its whole document must appear in its `origin_prompt`
+matched by what it holds, never by its position alone: its `gold` must equal what OpenCompass's
+loader makes of a stored question's reference (quality keeps only its option letter), and that question's text and its whole document must appear in its `origin_prompt`
 (whitespace collapsed; many documents of a task open and end alike, so nothing less tells them apart). Stored questions that are copies of each other (L-Eval's task files
 repeat a few documents under another `evaluation`, and some questions within a document) cannot be
 told apart by content: the k-th such row takes the k-th copy, as `.pred.jsonl` uploads do. A row that
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from app.core.opencompass import OcFile, OcProblem, OcRow, parse_rows
+from app.core.opencompass import OcFile, OcProblem, OcRow, leval_gold, parse_rows
 from app.core.text import normalize_ws
 from app.extensions import db
 from app.models import Document, Question
@@ -89,7 +89,7 @@ def match_leval(task: str, rows: list[OcRow]) -> Matched:
         .where(Document.collection == TASKS, Document.task == task).order_by(Document.id, Question.position)
     ):
         result.stored_questions += 1
-        by_reference[normalize_ws(reference)].append(
+        by_reference[normalize_ws(leval_gold(task, reference))].append(
             _Candidate(qid, evaluation, normalize_ws(instruction), reference, key, doc_id))
     taken: dict[tuple[str, str], int] = defaultdict(int)
     for row in sorted(rows, key=lambda r: r.index):
