@@ -34,6 +34,7 @@ _GOLD_OF_ANSWER = {"quality": lambda answer: answer[1:2]}
 LVEVAL_LEVELS = ("16k", "32k", "64k", "128k", "256k")
 LVEVAL_ABBRS = {f"LVEval_{d}_{level}": (d, level) for d in LVEVAL_DATASETS for level in LVEVAL_LEVELS}
 PREFIXES = ("LEval_", "LVEval_")
+KEY_SHOWN = 40  # characters of an unexpected key shown in its error
 _PART_RE = re.compile(r"^(?P<abbr>.+)_(?P<part>\d+)$")
 
 
@@ -94,7 +95,11 @@ def part_problems(names: list[OcName]) -> dict[OcName, str]:
     for (_, abbr), group in groups.items():
         whole = [n for n in group if n.part is None]
         parts = sorted(n.part for n in group if n.part is not None)
-        if whole and parts:
+        if len(whole) > 1 or len(set(parts)) < len(parts):
+            for name in group:
+                problems[name] = (f"{abbr} of model {name.model} appears more than once in this upload (two output "
+                                  "folders?): keep one run's predictions")
+        elif whole and parts:
             for name in group:
                 problems[name] = (f"both {abbr}.json and its parts {abbr}_N.json are present; OpenCompass reads "
                                   f"{abbr}.json alone: keep one or the other")
@@ -162,8 +167,9 @@ def parse_rows(data: Any, *, offset: int = 0) -> OcFile:
     expected = {str(i) for i in range(len(data))}
     for key in data:
         if key not in expected:
-            result.problems.append(OcProblem(key, None, f'unexpected key: OpenCompass numbers a file\'s rows "0" to '
-                                                        f'"{len(data) - 1}" and reads only those'))
+            shown = key[:KEY_SHOWN] + ("…" if len(key) > KEY_SHOWN else "")
+            result.problems.append(OcProblem(shown, None, f'unexpected key: OpenCompass numbers a file\'s rows "0" '
+                                                          f'to "{len(data) - 1}" and reads only those'))
     for i in range(len(data)):
         key = str(i)
         if key not in data:

@@ -128,3 +128,11 @@ def test_missing_or_doubled_parts_are_errors_and_skip_invalid_imports_the_rest(a
     assert "Summary: 1 file(s) imported for ok; 5 with errors skipped." in result.output
     assert systems(app) == ["ok"]
     assert stored(app, "ok") == ["(A)", "(B)", "(A)"]
+
+
+def test_one_file_is_named_with_its_model_folder(app, runner, tasks):
+    (path,) = write_dataset(tasks / "out", "solo-7b", "LEval_quality", tiny_rows())
+    result = runner.invoke(args=["import-opencompass", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "ok      solo-7b/LEval_quality.json: system solo-7b, 3 rows matched (3 new" in result.output
+    assert stored(app, "solo-7b") == ["(A)", "(B)", "(A)"]

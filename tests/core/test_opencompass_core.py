@@ -40,6 +40,8 @@ def test_parts_must_be_complete_and_not_beside_the_whole_file():
     assert "LEval_tpo_1.json are missing" in problems[names[0]]
     assert "both LEval_nq.json and its parts" in problems[names[3]]
     assert names[4] not in problems and names[5] not in problems
+    twice = [describe_path("run1/predictions/m/LEval_tpo.json"), describe_path("run2/predictions/m/LEval_tpo.json")]
+    assert "LEval_tpo of model m appears more than once" in part_problems(twice)[twice[1]]
 
 
 def test_rows_are_read_as_openicl_writes_them_and_every_problem_names_its_key():
@@ -61,6 +63,7 @@ def test_rows_are_read_as_openicl_writes_them_and_every_problem_names_its_key():
         ('"3".gold', "must be a string or a list of strings"),
     ]
     assert parse_rows([1, 2]).problems[0].where is None
+    assert parse_rows({"0": data["0"], "k" * 500: {}}).problems[0].where == '"' + "k" * 40 + '…"'
 
 
 def test_quality_gold_is_the_option_letter():

@@ -46,7 +46,7 @@ def find_opencompass_files(root: Path, models: tuple[str, ...] = ()) -> tuple[di
     and the other .json files, which are ignored. Names start at the model folder's parent, so they name the model."""
     if not root.exists():
         raise FileFormatError(str(root), "no such file or folder")
-    base = root.parent
+    base = root.parent if root.is_dir() else root.parent.parent  # one file: keep its model folder in the name
     files, ignored = {}, []
     for path in sorted(root.rglob("*.json") if root.is_dir() else [root]):
         name = path.relative_to(base).as_posix()
