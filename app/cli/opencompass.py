@@ -22,7 +22,7 @@ from app.core.metrics.files import FileFormatError, describe
 @click.option("--skip-invalid", is_flag=True, help="Import the valid datasets even if other files have errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def import_opencompass(path: Path, models: tuple[str, ...], replace: bool, skip_invalid: bool, as_json: bool) -> None:
-    """Import OpenCompass predictions of L-Eval (an output folder, its predictions/ or one model folder)."""
+    """Import OpenCompass predictions of L-Eval and LV-Eval (an output folder, its predictions/ or a model folder)."""
     from app.services.uploads.opencompass_folder import import_opencompass_folder
 
     upgrade_database()
@@ -42,7 +42,7 @@ def import_opencompass(path: Path, models: tuple[str, ...], replace: bool, skip_
 
 
 def _print(result) -> None:
-    imported = {item["file"]: item for item in result.imported}
+    imported = {name: item for item in result.imported for name in item["file"].split(", ")}
     for preview in result.previews:
         if not preview.ok:
             for error in preview.errors:
@@ -51,7 +51,7 @@ def _print(result) -> None:
                 click.echo(f"FAILED  {preview.name}: … and {preview.more_errors} more", err=True)
         elif preview.name in imported:
             c = imported[preview.name]
-            click.echo(f"ok      {preview.name}: system {c['system']}, {c['rows']} rows matched ({c['created']} new, "
+            click.echo(f"ok      {preview.name}: system {c['system']}, {preview.rows} rows matched ({c['created']} new, "
                        f"{c['unchanged']} unchanged, {c['replaced']} replaced, {c['conflicts']} conflicts)")
         else:
             click.echo(f"valid   {preview.name}: {preview.rows} rows, not imported")
@@ -61,7 +61,8 @@ def _print(result) -> None:
     if result.error:
         click.echo(f"Error: {describe(result.error)}; nothing was imported.", err=True)
     elif not result.previews:
-        click.echo("Error: no OpenCompass L-Eval predictions (predictions/<model>/LEval_*.json) found.", err=True)
+        click.echo("Error: no OpenCompass L-Eval or LV-Eval predictions (predictions/<model>/LEval_*.json, LVEval_*.json) "
+                   "found.", err=True)
     elif result.invalid and not result.imported:
         click.echo(f"Nothing was imported: {len(result.invalid)} file(s) have errors (fix them, or pass "
                    "--skip-invalid to import the other datasets).", err=True)

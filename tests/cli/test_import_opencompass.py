@@ -68,7 +68,7 @@ def test_model_selects_one_folder_and_an_absent_model_is_an_error(app, runner, t
     assert systems(app) == ["model-b"]
     missing = runner.invoke(args=["import-opencompass", str(out), "--model", "model-c"])
     assert missing.exit_code == 1
-    assert "field '--model': no OpenCompass L-Eval file of model 'model-c'" in missing.output
+    assert "field '--model': no OpenCompass L-Eval or LV-Eval file of model 'model-c'" in missing.output
 
 
 def test_every_problem_is_reported_by_file_and_key_and_nothing_is_imported(app, runner, tasks):
@@ -136,3 +136,14 @@ def test_one_file_is_named_with_its_model_folder(app, runner, tasks):
     assert result.exit_code == 0, result.output
     assert "ok      solo-7b/LEval_quality.json: system solo-7b, 3 rows matched (3 new" in result.output
     assert stored(app, "solo-7b") == ["(A)", "(B)", "(A)"]
+
+
+def test_lveval_rows_need_the_lveval_questions_stored_first(app, runner, tasks):
+    out = tasks / "out"
+    write_dataset(out, "m", "LVEval_factrecall_en_16k", [{"origin_prompt": "Question: Who?\nAnswer:",
+                                                         "prediction": "x", "gold": ["y"]}])
+    result = runner.invoke(args=["import-opencompass", str(out)])
+    assert result.exit_code == 1
+    assert ("out/predictions/m/LVEval_factrecall_en_16k.json, field '\"0\"': no question of LV-Eval's "
+            "factrecall_en_16k is stored: upload LV-Eval's own <model>/factrecall_en_16k.jsonl first") in result.output
+    assert systems(app) == []

@@ -60,7 +60,7 @@ def test_rows_are_read_as_openicl_writes_them_and_every_problem_names_its_key():
         ("\"x\"", "unexpected key: OpenCompass numbers a file's rows \"0\" to \"4\" and reads only those"),
         ('"2".prediction', "must be a string"),
         ('"3".origin_prompt', "missing"),
-        ('"3".gold', "must be a string or a list of strings"),
+        ('"3".gold', "must be a string or a list"),
     ]
     assert parse_rows([1, 2]).problems[0].where is None
     assert parse_rows({"0": data["0"], "k" * 500: {}}).problems[0].where == '"' + "k" * 40 + '…"'

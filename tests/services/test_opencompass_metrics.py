@@ -61,3 +61,32 @@ def test_opencompass_folder_scores_as_leval_format(app, shared_leval, tmp_path):
     assert items == expected_items
     assert {task for task, _, _ in aggregates} >= {"quality", "topic_retrieval_longchat", "gov_report_summ",
                                                     "legal_contract_qa"}
+
+
+def test_opencompass_lveval_folder_scores_as_lveval_format(app, tmp_path):
+    """LV-Eval datasets (demo data: the model's own files first, which store the questions), one of them split."""
+    from app.services.demo import DEMO_PATH
+    from tests.support.opencompass import rows_from_lveval
+
+    source = DEMO_PATH / "lveval" / "heron-13b-128k"
+    files = sorted(source.glob("*.jsonl"))[:4]
+    own = tmp_path / "lveval" / "heron-13b-128k"
+    own.mkdir(parents=True)
+    out = tmp_path / "outputs"
+    for i, path in enumerate(files):
+        (own / path.name).write_bytes(path.read_bytes())
+        write_dataset(out, "heron-oc", f"LVEval_{path.stem}", rows_from_lveval(path), parts=2 if i == 0 else 1)
+    with app.app_context():
+        assert not import_path(tmp_path / "lveval").failed
+        result = import_opencompass_folder(out)
+        assert result.error is None and not result.invalid, [p.errors for p in result.previews]
+        assert sum(item["created"] for item in result.imported) == sum(
+            len(path.read_text(encoding="utf-8").splitlines()) for path in files)
+        assert all(item["questions_new"] == 0 for item in result.imported)
+        for name in ("heron-13b-128k", "heron-oc"):
+            score_system(db.session.scalar(select(System.id).where(System.name == name)), profiles=PROFILES)
+        expected_aggregates, expected_items = stored_metrics("heron-13b-128k")
+        aggregates, items = stored_metrics("heron-oc")
+    assert expected_aggregates and expected_items
+    assert aggregates == expected_aggregates
+    assert items == expected_items

@@ -113,7 +113,7 @@ def read_zip(name: str, stream: BinaryIO, limits: ZipLimits, folder: Path) -> Un
         discard_members(result)
         raise
     if not result.members:
-        raise UploadRejected(f"{name}: the archive holds no .jsonl files (nor OpenCompass LEval_*.json predictions)")
+        raise UploadRejected(f"{name}: the archive holds no .jsonl files (nor OpenCompass LEval_*.json or LVEval_*.json predictions)")
     return result
 
 

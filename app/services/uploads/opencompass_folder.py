@@ -70,7 +70,7 @@ def import_opencompass_folder(root: Path, *, models: tuple[str, ...] = (), repla
     for model in models:
         if model not in seen:
             result.error = {"file": str(root), "line": None, "field": "--model",
-                            "message": f"no OpenCompass L-Eval file of model {model!r} under this folder"}
+                            "message": f"no OpenCompass L-Eval or LV-Eval file of model {model!r} under this folder"}
     if result.error is not None:
         return result
     preview_opencompass(result.previews, lambda preview: files[preview.name])
