@@ -1,6 +1,9 @@
 """OpenCompass's output for L-Eval predictions scores exactly as the same predictions in L-Eval's own format."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from sqlalchemy import select
 
 from app.core.metrics import PROFILES
@@ -12,13 +15,21 @@ from app.services.uploads.opencompass_folder import import_opencompass_folder
 from tests.support.opencompass import rows_from_leval, write_dataset
 
 MODEL = "turbo-16k-0613"
-# (task file, predictions, OpenCompass abbr, parts): a split dataset, both prompt forms, exam, F1 and ROUGE rows.
+# (task file, predictions, OpenCompass abbr, parts, documents kept): a split dataset (topic_retrieval_longchat's
+# 1st/2nd/3rd-topic groups run across its parts), both prompt forms, exam, F1 and ROUGE rows, quality's letter
+# gold, copies of documents and questions. The first documents of a long task keep the test fast; L-Eval's
+# prediction files follow their task file's order, so the same predictions are kept on both sides.
 DATASETS = [
-    ("Closed-ended-tasks/quality.jsonl", "exam_eval", "LEval_quality", 1),  # gold: the option letter only
-    ("Closed-ended-tasks/topic_retrieval_longchat.jsonl", "exam_eval", "LEval_topic_retrieval", 3),
-    ("Open-ended-tasks/gov_report_summ.jsonl", "ngram_eval", "LEval_gov_report_summ", 1),
-    ("Open-ended-tasks/legal_contract_qa.jsonl", "ngram_eval", "LEval_legal_contract_qa", 2),
+    ("Closed-ended-tasks/quality.jsonl", "exam_eval", "LEval_quality", 1, 5),
+    ("Closed-ended-tasks/topic_retrieval_longchat.jsonl", "exam_eval", "LEval_topic_retrieval", 3, 20),
+    ("Open-ended-tasks/gov_report_summ.jsonl", "ngram_eval", "LEval_gov_report_summ", 1, None),
+    ("Open-ended-tasks/financial_qa.jsonl", "ngram_eval", "LEval_financialqa", 2, None),
 ]
+
+
+def first_lines(path: Path, count: int | None) -> bytes:
+    lines = path.read_bytes().splitlines(keepends=True)
+    return b"".join(lines if count is None else lines[:count])
 
 
 def stored_metrics(name: str) -> tuple[dict, dict]:
@@ -36,13 +47,15 @@ def test_opencompass_folder_scores_as_leval_format(app, shared_leval, tmp_path):
     tasks.mkdir()
     leval_format.mkdir(parents=True)
     opencompass = tmp_path / "outputs" / "20240101_000000"
-    for i, (task_file, folder, abbr, parts) in enumerate(DATASETS):
+    for i, (task_file, folder, abbr, parts, documents) in enumerate(DATASETS):
         source = shared_leval / "LEval-data" / task_file
-        task = source.stem
-        (tasks / source.name).write_bytes(source.read_bytes())
-        pred_file = shared_leval / "Predictions" / folder / MODEL / f"{task}.pred.jsonl"
-        (leval_format / pred_file.name).write_bytes(pred_file.read_bytes())
-        rows = rows_from_leval(source, pred_file, as_messages=i % 2 == 0)
+        task_copy = tasks / source.name
+        task_copy.write_bytes(first_lines(source, documents))
+        questions = sum(len(json.loads(line)["instructions"]) for line in task_copy.read_text().splitlines())
+        pred_file = shared_leval / "Predictions" / folder / MODEL / f"{source.stem}.pred.jsonl"
+        pred_copy = leval_format / pred_file.name
+        pred_copy.write_bytes(first_lines(pred_file, questions if documents else None))
+        rows = rows_from_leval(task_copy, pred_copy, as_messages=i % 2 == 0)
         write_dataset(opencompass, "turbo-oc", abbr, rows, parts=parts)
     assert (opencompass / "predictions" / "turbo-oc" / "LEval_topic_retrieval_2.json").exists()
     with app.app_context():
@@ -60,7 +73,7 @@ def test_opencompass_folder_scores_as_leval_format(app, shared_leval, tmp_path):
     assert aggregates == expected_aggregates
     assert items == expected_items
     assert {task for task, _, _ in aggregates} >= {"quality", "topic_retrieval_longchat", "gov_report_summ",
-                                                    "legal_contract_qa"}
+                                                    "financial_qa"}
 
 
 def test_opencompass_lveval_folder_scores_as_lveval_format(app, tmp_path):
