@@ -55,6 +55,9 @@ def test_a_zip_of_an_output_folder_is_previewed_then_imported_with_its_metrics_q
                                          .where(Prediction.system_id == system.id)).all()) == [
             (1, "(A)", "exam"), (2, "(A)", "exam"), (3, "(B)", "exam")]
     assert counts(app) == (1, 3, 1)
+    again = batch_id(post_upload(researcher, auth, [("oc.zip", make_zip(folder_bytes(out)))]))
+    page = researcher.get(f"/predictions/uploads/{again}").get_data(as_text=True)
+    assert "adds nothing: already stored" in page and "adds 2 new" not in page and "adds 1 new" not in page
 
 
 def test_errors_are_shown_by_file_and_key_and_a_broken_part_holds_back_its_dataset(app, researcher, auth,
