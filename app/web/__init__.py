@@ -18,6 +18,7 @@ def register_web(app: Flask) -> None:
     from app.web import (
         admin,
         annotate,
+        api,
         auth,
         authoring,
         demo_view,
@@ -31,6 +32,7 @@ def register_web(app: Flask) -> None:
         rater,
         results,
         studies,
+        tokens,
     )
     from app.web.errors import register_error_handlers
     from app.web.proxies import trust_proxies
@@ -49,9 +51,10 @@ def register_web(app: Flask) -> None:
     areas = ((home, ""), (auth, ""), (annotate, "/annotate"), (admin, "/admin"), (studies, "/studies"),
              (predictions, "/predictions"), (jobs, "/jobs"), (leaderboard, "/leaderboard"), (lveval, "/lveval"),
              (results, "/results"), (judge, "/judge"), (rater, "/judge"), (generation, "/generate"),
-             (authoring, "/author"))
+             (authoring, "/author"), (tokens, "/account/tokens"), (api, "/api/v1"))
     for area, prefix in areas:
         app.register_blueprint(area.bp, url_prefix=prefix)
+    csrf.exempt(api.bp)  # exactly the token API: it never reads a session cookie (app.web.api.auth)
     demo_view.install(app)
     _register_template_helpers(app)
 

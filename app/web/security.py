@@ -7,12 +7,13 @@ from flask import Flask, abort, jsonify, redirect, request, url_for
 from flask_login import current_user
 
 from app.extensions import db
-from app.web.extensions import login_manager
 from app.models import User
 from app.models.ids import is_db_id
 from app.web.errors import is_api_request
+from app.web.extensions import login_manager
 
 PUBLIC_ENDPOINTS = frozenset({"auth.login", "home.healthz", "static"})
+API_BLUEPRINT = "api"  # app.web.api: signed in by token, not by session
 
 
 @login_manager.user_loader
@@ -34,6 +35,10 @@ def init_security(app: Flask) -> None:
     def require_login():
         if request.endpoint in PUBLIC_ENDPOINTS or request.endpoint is None:
             return None
+        if request.blueprint == API_BLUEPRINT:  # a personal access token, never the session cookie
+            from app.web.api.auth import authenticate
+
+            return authenticate()
         if current_user.is_authenticated:
             return None
         if is_api_request():
