@@ -1,7 +1,7 @@
 """The account's API tokens: make one (shown once), list them with their last use, revoke one."""
 from __future__ import annotations
 
-from flask import Blueprint, flash, redirect, render_template, request, url_for
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 
 from app.models.tokens import TOKEN_SCOPES
@@ -57,7 +57,6 @@ def revoke(token_id: int):
     try:
         token = revoke_token(token_id, owner=current_user._get_current_object())
     except TokenError:
-        flash("No such token of yours.", "error")
-        return redirect(url_for("tokens.index")), 404
+        abort(404)  # unknown, or another account's: the same answer
     flash(f"Token {token.prefix}… is revoked.", "success")
     return redirect(url_for("tokens.index"))

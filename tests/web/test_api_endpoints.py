@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import Prediction, System, UploadBatch
-from tests.support.api import bearer, make_token
+from tests.support.api import make_token
 from tests.support.predictions import demo_file, make_zip
 
 QUALITY = "exam_eval/terse-13b/quality.pred.jsonl"
@@ -36,7 +36,7 @@ def stored(app) -> tuple[int, int, int]:
 
 
 def test_an_upload_is_imported_whole_and_its_metrics_are_queued(api):
-    app, client = api
+    _, client = api
     answer = upload(client, "alpha.zip", make_zip({"alpha/quality.pred.jsonl": demo_file(QUALITY, "alpha"),
                                                    "alpha.pred.jsonl": demo_file(HUMAN, "alpha")}))
     assert answer.status_code == 201, answer.get_json()
@@ -78,7 +78,7 @@ def test_one_bad_file_imports_nothing_and_names_file_line_and_field(api):
 @pytest.mark.parametrize("name, content, field", [
     ("notes.txt", b"hello", None), ("broken.zip", b"not a zip", None), ("empty.pred.jsonl", b"", None)])
 def test_unusable_files_get_422_with_errors(api, name, content, field):
-    app, client = api
+    _, client = api
     answer = upload(client, name, content)
     assert answer.status_code == 422 and answer.get_json()["errors"][0]["message"]
 
@@ -130,7 +130,7 @@ def test_lists_are_paginated(api):
 
 
 def test_a_study_is_created_opened_shown_exported_and_closed(api):
-    app, client = api
+    _, client = api
     made = client.post("/api/v1/studies", json={"name": "api-study", "questions": "human_eval", "annotators": ["annotator"], "overlap": 1})
     assert made.status_code == 201, made.get_json()
     assert made.get_json()["status"] == "draft" and made.get_json()["questions"] > 0

@@ -11,8 +11,8 @@ from app.services.metrics.leaderboard_json import leaderboard_json
 from app.services.uploads import ImportConflict, StagingError
 from app.services.uploads.direct import UploadRefused, upload_all_or_nothing
 from app.services.uploads.overview import systems_overview
-from app.web.api.blueprint import bp
 from app.web.api.auth import access, caller
+from app.web.api.blueprint import bp
 from app.web.api.paging import page_of
 from app.web.api.schemas import (
     ErrorBody,

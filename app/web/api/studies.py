@@ -11,8 +11,8 @@ from app.services.exports import csv_text, jsonl_text, results_text, score_rows
 from app.services.results import full_results
 from app.services.studies import setup
 from app.services.studies.lookup import find_study, study_rows
-from app.web.api.blueprint import bp
 from app.web.api.auth import access, caller
+from app.web.api.blueprint import bp
 from app.web.api.paging import page_of
 from app.web.api.schemas import (
     AnnotatorProgressOut,
@@ -61,11 +61,13 @@ def studies():
 
 @bp.post("/studies")
 @access(write=True)
-@spec.validate(json=StudyCreate, resp=responses(HTTP_201=StudyDetail, HTTP_409=ErrorBody, HTTP_422=ErrorBody),
-               tags=["studies"])
+@spec.validate(json=StudyCreate, resp=responses(HTTP_201=StudyDetail, HTTP_409=ErrorBody, HTTP_415=ErrorBody,
+                                               HTTP_422=ErrorBody), tags=["studies"])
 def create_study():
     """Create a study as a draft, as the New study form does."""
-    body: StudyCreate = request.context.json
+    body: StudyCreate | None = request.context.json
+    if body is None:  # spectree reads a JSON model only from a JSON body
+        return ErrorBody(error="send the study as JSON (Content-Type: application/json)", status=415), 415
     try:
         annotators = None if body.annotators is None else ids_of_usernames(body.annotators)
         if annotators == []:
