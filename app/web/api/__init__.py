@@ -5,7 +5,7 @@ role, and the token's scope for writes), validates and shapes with the pydantic 
 through spectree, and calls the same service the page calls. Session cookies are never read here
 and the blueprint is exempt from CSRF (a page cannot be tricked into calling it: it needs the token).
 """
-from app.web.api import predictions, studies  # noqa: F401  (their routes)
+from app.web.api import predictions, runs, studies  # noqa: F401  (their routes)
 from app.web.api.blueprint import bp
 
 __all__ = ["bp"]

@@ -148,3 +148,52 @@ class ExportQuery(BaseModel):
     model_config = ConfigDict(extra="forbid")
     format: Literal["jsonl", "csv", "results"] = "jsonl"
     rounds: Literal["all", "current"] = "all"
+
+
+# -- LLM runs: the launch forms' options, and their dry run --------------------------------------------------
+
+
+class RunIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    dry_run: bool = Field(False, description="Only estimate calls, tokens and cost (nothing is queued)")
+    concurrency: int = Field(8, ge=1, le=64)
+    budget_usd: float | None = Field(None, gt=0, le=1_000_000)
+
+
+class JudgeRunIn(RunIn):
+    system: str = Field(min_length=1, max_length=200)
+    baseline: str = Field(min_length=1, max_length=200)
+    judge_model: str | None = Field(None, min_length=1, max_length=120, description="Default: the judge settings'")
+    profile: str = Field("leval", max_length=40)
+    prompt_id: int | None = Field(None, ge=1, le=2**31, description="Default: the newest version")
+    temperature: float = Field(0.0, ge=0, le=2)
+    scope: Literal["human_eval", "llm", "all"] = "human_eval"
+
+
+class RaterRunIn(RunIn):
+    study: str = Field(min_length=1, max_length=120, description="The study's name (or id)")
+    rater_model: str | None = Field(None, min_length=1, max_length=120, description="Default: the judge settings'")
+    prompt_id: int | None = Field(None, ge=1, le=2**31, description="Default: the newest version")
+    temperature: float = Field(0.0, ge=0, le=2)
+
+
+class GenerationRunIn(RunIn):
+    endpoint: str = Field(min_length=1, max_length=32, description="An endpoint an admin named (Generate → Endpoints)")
+    model: str = Field(min_length=1, max_length=120)
+    question_set: str = Field("human_eval", min_length=1, max_length=120)
+    system_name: str = Field("", max_length=120, description="Default: from the model and context window")
+    existing_system: bool = False
+    length_instruction: bool = False
+    context_tokens: int = Field(16000, ge=1, le=10_000_000)
+    max_tokens: int = Field(512, ge=1, le=1_000_000)
+    temperature: float = Field(0.0001, ge=0, le=2)
+    seed: int | None = Field(None, ge=-(2**31), le=2**31)
+    truncation: str = Field("leval", max_length=20)
+    prompt_id: int | None = Field(None, ge=1, le=2**31, description="Default: the newest version")
+
+
+class RunOut(BaseModel):
+    dry_run: bool
+    estimate: dict[str, Any] | None = Field(None, description="The dry run's estimate, as the launch page shows it")
+    job: int | None = Field(None, description="The queued job (GET /api/v1/jobs/{id})")
+    run: int | None = Field(None, description="The generation run's id")
