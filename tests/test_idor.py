@@ -32,6 +32,7 @@ from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import Document, GenerationRun, PredictionFile, System, User
+from app.services.api_tokens import create_token
 from app.services.authoring import create_pair
 from app.services.generation.prompt_versions import ensure_default as ensure_generation_prompt
 from app.services.judge.prompt_versions import ensure_default_prompt
@@ -51,8 +52,9 @@ NO_ID_WRITES = {"auth.logout"}
 NOT_IDS = {"fmt": ["csv"], "filename": ["css/app.css"]}
 ROLE = {"researcher": "researcher"}  # every other account of the walk is an annotator
 # The id arguments staff routes take, each filled by staff_objects with real rows.
+# token_id: every role may revoke its own tokens; another account's is refused as unknown (tests/web/test_tokens_page.py).
 STAFF_KINDS = {"study_id", "question_id", "document_id", "system_id", "user_id", "job_id", "prompt_id", "run_id",
-               "pair_id", "file_id", "batch_id", "annotator", *NOT_IDS}
+               "pair_id", "file_id", "batch_id", "annotator", "token_id", *NOT_IDS}
 # The argument sets of annotator routes, each filled by annotator_cases with what each annotator must not reach.
 ANNOTATOR_ARGUMENTS = {frozenset({"study_id"}), frozenset({"study_id", "question_id"}), frozenset({"document_id"})}
 
@@ -98,6 +100,7 @@ def staff_objects(app, world: World) -> dict[str, list]:
             "pair_id": [pair.id],
             "file_id": [db.session.scalar(select(func.min(PredictionFile.id)))],
             "batch_id": [staged],
+            "token_id": [create_token(db.session.get(User, world.users["admin"]), scope="read").token.id],
             "annotator": ["ada"],
             **NOT_IDS,
         }
