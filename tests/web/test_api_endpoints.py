@@ -75,27 +75,20 @@ def test_one_bad_file_imports_nothing_and_names_file_line_and_field(api):
     assert stored(app) == before
 
 
-@pytest.mark.parametrize("name, content, field", [
-    ("notes.txt", b"hello", None), ("broken.zip", b"not a zip", None), ("empty.pred.jsonl", b"", None)])
-def test_unusable_files_get_422_with_errors(api, name, content, field):
-    _, client = api
-    answer = upload(client, name, content)
-    assert answer.status_code == 422 and answer.get_json()["errors"][0]["message"]
-
-
-def test_a_body_without_a_file_is_422_naming_the_field(api):
-    _, client = api
+def test_unusable_uploads_get_422_or_413_in_json_and_import_nothing(api):
+    app, client = api
+    before = stored(app)
+    for name, content in (("notes.txt", b"hello"), ("broken.zip", b"not a zip"), ("empty.pred.jsonl", b"")):
+        answer = upload(client, name, content)
+        assert answer.status_code == 422 and answer.get_json()["errors"][0]["message"], name
     answer = client.post("/api/v1/predictions", json={"system": "x"})
     assert answer.status_code == 422 and answer.get_json()["errors"][0]["field"] == "file"
     answer = client.post("/api/v1/predictions", data={"system": "x"}, content_type="multipart/form-data")
     assert answer.status_code == 422 and answer.get_json()["errors"][0]["field"] == "file"
-
-
-def test_an_oversized_upload_is_413_in_json(api):
-    app, client = api
     app.config["MAX_CONTENT_LENGTH"] = 1000
     answer = upload(client, "big.pred.jsonl", b"x" * 5000)
     assert answer.status_code == 413 and answer.get_json()["error"]
+    assert stored(app) == before
 
 
 def test_the_leaderboard_is_the_pages_json(api):
@@ -111,16 +104,12 @@ def test_the_leaderboard_is_the_pages_json(api):
     assert client.get("/api/v1/leaderboard?profile=best").status_code == 422
 
 
-def test_unknown_job_and_study_are_404_in_json(api):
+def test_unknown_objects_are_404_and_lists_are_paginated(api):
     _, client = api
     for url in ("/api/v1/jobs/999999", "/api/v1/studies/nope", "/api/v1/studies/nope/export", "/api/v1/results/nope"):
         answer = client.get(url)
         assert answer.status_code == 404 and answer.get_json()["error"], url
     assert client.post("/api/v1/studies/nope/open").status_code == 404
-
-
-def test_lists_are_paginated(api):
-    _, client = api
     everything = client.get("/api/v1/systems?per_page=500").get_json()
     assert everything["total"] >= 2
     first = client.get("/api/v1/systems?per_page=1&page=1").get_json()

@@ -34,7 +34,7 @@ def jobs(app) -> int:
 
 
 def test_a_judge_run_is_estimated_then_queued_once(api):
-    app, client, names, _ = api
+    app, client, _, _ = api
     body = {"system": "balanced-34b", "baseline": "terse-13b", "judge_model": "gpt-4o-mini", "dry_run": True}
     before = jobs(app)
     estimate = client.post("/api/v1/judge-runs", json=body)
@@ -52,7 +52,7 @@ def test_a_judge_run_is_estimated_then_queued_once(api):
 
 
 def test_a_rater_run_is_estimated_on_a_study(api):
-    app, client, _, study = api
+    _, client, _, study = api
     estimate = client.post("/api/v1/rater-runs", json={"study": study, "rater_model": "gpt-4o-mini", "dry_run": True})
     assert estimate.status_code == 200, estimate.get_json()
     assert estimate.get_json()["estimate"]
@@ -62,7 +62,7 @@ def test_a_rater_run_is_estimated_on_a_study(api):
 
 
 def test_a_generation_run_names_an_admins_endpoint(api):
-    app, client, _, _ = api
+    _, client, _, _ = api
     body = {"endpoint": "lab", "model": "api-model", "question_set": "human_eval", "dry_run": True}
     estimate = client.post("/api/v1/generation-runs", json=body)
     assert estimate.status_code == 200, estimate.get_json()

@@ -14,7 +14,7 @@ SECRET_RE = re.compile(r'id="token-secret">(lvs_[A-Za-z0-9_\-]+)<')
 
 def test_a_token_is_shown_once_listed_and_revoked(client, auth):
     auth.login("researcher")
-    assert "API tokens" in client.get("/").get_data(as_text=True)
+    assert 'class="who" href="/account/tokens"' in client.get("/").get_data(as_text=True)  # the name in the top bar
     made = client.post("/account/tokens", data={"csrf_token": auth.token(), "scope": "read", "name": "notebook",
                                                 "expires_days": "30"})
     assert made.status_code == 200

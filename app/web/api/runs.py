@@ -16,7 +16,13 @@ from app.services.rater import launch as rater_launch
 from app.services.studies.lookup import find_study
 from app.web.api.auth import access, caller
 from app.web.api.blueprint import bp
-from app.web.api.schemas import ErrorBody, GenerationRunIn, JudgeRunIn, RaterRunIn, RunOut
+from app.web.api.schemas import (
+    ErrorBody,
+    GenerationRunIn,
+    JudgeRunIn,
+    RaterRunIn,
+    RunOut,
+)
 from app.web.api.spec import responses, spec
 
 RUN_RESPONSES = {"HTTP_200": RunOut, "HTTP_201": RunOut, "HTTP_404": ErrorBody, "HTTP_409": ErrorBody,
