@@ -84,9 +84,11 @@ def test_every_route_answers_each_kind_of_token_as_its_role_and_scope_allow(worl
             wrong.append(f"{kind}: {method} {rule.rule} answered {answer.status_code}, not {expected}")
     assert table_counts(app) == before, "a refused request changed the database"
     for rule, method, kind, secret, _ in allowed:
-        status = call(client, method, url_of(rule, values), secret).status_code
-        if status in (401, 403) or status >= 500:
-            wrong.append(f"{kind}: {method} {rule.rule} answered {status}")
+        answer = call(client, method, url_of(rule, values), secret)
+        if answer.status_code in (401, 403) or answer.status_code >= 500:
+            wrong.append(f"{kind}: {method} {rule.rule} answered {answer.status_code}")
+        if "Set-Cookie" in answer.headers:  # no session is made or changed by the API
+            wrong.append(f"{kind}: {method} {rule.rule} set a cookie")
     assert len({rule.endpoint for rule, *_ in refusals}) >= 12
     assert {kind for *_, kind, _, _ in refusals} >= {"annotator write", "researcher read", "revoked", "expired"}
     assert not wrong, "\n".join(wrong)
