@@ -1,5 +1,5 @@
 """Shared column helpers."""
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 
 from sqlalchemy import DateTime
 from sqlalchemy.orm import mapped_column
@@ -7,7 +7,7 @@ from sqlalchemy.orm import mapped_column
 
 def utcnow() -> datetime:
     """Return the current time, timezone-aware in UTC."""
-    return datetime.now(UTC)
+    return datetime.now(timezone.utc)
 
 
 def created_at_column():
@@ -17,4 +17,4 @@ def created_at_column():
 
 def as_utc(moment: datetime) -> datetime:
     """A stored time, timezone-aware: SQLite returns naive datetimes for timezone-aware columns (stored in UTC)."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
