@@ -23,6 +23,7 @@ COMMAND_MODULES = {
     "study": "studies", "delete-system": "studies", "delete-upload": "studies", "delete-demo": "studies",
     "create-user": "users", "reset-password": "users", "users": "users",
     "verify-quotes": "quotes",
+    "token": "tokens",
 }
 
 

@@ -12,6 +12,7 @@ from app.extensions import db
 from app.models import User
 from app.models.base import utcnow
 from app.models.users import PASSWORD_METHOD, ROLES
+from app.services.api_tokens import revoke_all
 
 USERNAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{2,80}$")
 MIN_PASSWORD = 8
@@ -90,6 +91,16 @@ def end_sessions(user: User) -> None:
     db.session.refresh(user)
 
 
+def sign_out_everywhere(user: User) -> None:
+    """End every session of the account and revoke every API token it made, in one transaction.
+
+    Plain sign-out (end_sessions) keeps the tokens: a script on a cluster must not stop because its
+    owner signed out of a browser; this is the "I may be compromised" button.
+    """
+    revoke_all(user.id)
+    end_sessions(user)
+
+
 def ensure_admin() -> tuple[User, str] | None:
     """Create the first admin if none exists; return it with its one-time password."""
     if db.session.scalar(select(User.id).where(User.role == "admin").limit(1)):
@@ -112,7 +123,8 @@ def set_active(user: User, active: bool, *, by: User) -> None:
 
     Deactivating is one conditional UPDATE whose WHERE counts the other active admins, after
     locking the active admin rows (PostgreSQL; SQLite runs one writer at a time): two admins
-    deactivating each other at once cannot both succeed. It also ends the account's sessions.
+    deactivating each other at once cannot both succeed. It also ends the account's sessions and
+    revokes its API tokens (they stay revoked if the account is reactivated).
     """
     if active:
         user.active = True
@@ -131,6 +143,7 @@ def set_active(user: User, active: bool, *, by: User) -> None:
     if not changed:
         db.session.rollback()
         raise AccountError("This is the last active admin account; it cannot be deactivated.")
+    revoke_all(user.id)
     db.session.commit()
     db.session.refresh(user)
 
@@ -157,3 +170,12 @@ def change_password(user: User, current: str, new: str) -> None:
         raise AccountError("The new password is the one you have now; choose another.")
     user.set_password(new)
     db.session.commit()
+
+
+def ids_of_usernames(names: list[str]) -> list[int]:
+    """The accounts' ids, in the order given; raise AccountError naming every unknown username."""
+    found = dict(db.session.execute(select(User.username, User.id).where(User.username.in_(names))).all())
+    unknown = [name for name in names if name not in found]
+    if unknown:
+        raise AccountError(f"no account named {', '.join(repr(name) for name in unknown[:10])}")
+    return [found[name] for name in dict.fromkeys(names)]

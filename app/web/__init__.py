@@ -19,6 +19,7 @@ def register_web(app: Flask) -> None:
         account,
         admin,
         annotate,
+        api,
         auth,
         authoring,
         demo_view,
@@ -32,6 +33,7 @@ def register_web(app: Flask) -> None:
         rater,
         results,
         studies,
+        tokens,
     )
     from app.web.errors import register_error_handlers
     from app.web.proxies import trust_proxies
@@ -52,9 +54,10 @@ def register_web(app: Flask) -> None:
     areas = ((home, ""), (auth, ""), (account, "/account"), (annotate, "/annotate"), (admin, "/admin"), (studies, "/studies"),
              (predictions, "/predictions"), (jobs, "/jobs"), (leaderboard, "/leaderboard"), (lveval, "/lveval"),
              (results, "/results"), (judge, "/judge"), (rater, "/judge"), (generation, "/generate"),
-             (authoring, "/author"))
+             (authoring, "/author"), (tokens, "/account/tokens"), (api, "/api/v1"))
     for area, prefix in areas:
         app.register_blueprint(area.bp, url_prefix=prefix)
+    csrf.exempt(api.bp)  # exactly the token API: it never reads a session cookie (app.web.api.auth)
     demo_view.install(app)
     _register_template_helpers(app)
 

@@ -1,4 +1,4 @@
-"""Your account: change your password, sign out everywhere else.
+"""Your account: change your password, sign out everywhere else, and a way to your API tokens.
 
 Every signed-in user reaches it from their name in the top bar. Each part of the page is a section
 template of its own (templates/account/_*.html) with a POST route here, so a new part adds one of each.
@@ -25,7 +25,7 @@ from app.services.accounts import (
     MIN_PASSWORD,
     AccountError,
     change_password,
-    end_sessions,
+    sign_out_everywhere,
 )
 from app.services.login_limits import address_key, user_key
 from app.web.sessions import renew_session
@@ -84,9 +84,11 @@ def password():
 
 @bp.post("/sessions")
 def end_other_sessions():
-    """Sign out everywhere else: the session version goes up, and only this browser is signed in again."""
+    """Sign out everywhere else: the session version goes up and every API token is revoked; only this browser
+    is signed in again."""
     user = current_user._get_current_object()
-    end_sessions(user)
+    sign_out_everywhere(user)
     renew_session(user)
-    flash("Every other browser signed in as you is signed out. You stay signed in here.", "success")
+    flash("Every other browser signed in as you is signed out, and every API token of yours is revoked. "
+          "You stay signed in here.", "success")
     return redirect(url_for("account.index"))

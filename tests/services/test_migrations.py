@@ -609,3 +609,32 @@ def test_clearable_scores_arrive_on_a_scored_database_and_keep_the_1_to_5_rule(t
         upgrade()
         db.session.remove()
         db.engine.dispose()
+
+
+BEFORE_API_TOKENS = "a8c3f1d6e2b7"
+
+
+def test_api_tokens_arrive_on_a_scored_database_and_leave_it_as_it_was(tmp_path):
+    """The token table is new: a scored database keeps every row, takes tokens, and going back drops only them."""
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=FIRST_SCHEMA)
+        with db.engine.begin() as connection:
+            seed_first_schema(connection)
+        upgrade(revision=BEFORE_API_TOKENS)
+        upgrade()
+        with db.engine.begin() as connection:
+            assert connection.execute(text("SELECT value, comment FROM scores")).one() == (4, "good")
+            connection.execute(text(
+                "INSERT INTO api_tokens (user_id, name, token_hash, prefix, scope, created_at) "
+                "VALUES (1, 'cluster', :hash, 'lvs_abcdefgh', 'read', '2026-01-03 00:00:00')"), {"hash": "a" * 64})
+        with pytest.raises(Exception, match="(?i)check"):
+            with db.engine.begin() as connection:
+                connection.execute(text("UPDATE api_tokens SET scope = 'admin'"))
+        downgrade(revision=BEFORE_API_TOKENS)
+        assert "api_tokens" not in inspect(db.engine).get_table_names()
+        with db.engine.connect() as connection:
+            assert connection.execute(text("SELECT username FROM users")).scalars().all() == ["ann"]
+            assert connection.execute(text("SELECT value FROM scores")).scalars().all() == [4]
+        upgrade()
+        db.engine.dispose()

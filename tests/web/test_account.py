@@ -110,6 +110,22 @@ def test_sign_out_everywhere_else_ends_every_other_session(app):
     assert not signed_out(bystander), "other accounts are untouched"
 
 
+def test_sign_out_everywhere_else_revokes_the_accounts_api_tokens_and_no_one_elses(app):
+    """Issue 30: a token is revoked with "sign out everywhere"; the page's button is that button."""
+    from app.services.api_tokens import authenticate_token, create_token
+
+    with app.app_context():
+        users = {u.username: u for u in db.session.scalars(select(User))}
+        mine, theirs = create_token(users["researcher"], scope="write").secret, create_token(users["admin"], scope="read").secret
+    client = signed_in(app, "researcher")
+    assert client.get("/account/").status_code == 200 and b"/account/tokens" in client.get("/account/").data
+    response = client.post("/account/sessions", data={"csrf_token": csrf_token(client)})
+    assert response.status_code == 302
+    with app.app_context():
+        assert authenticate_token(mine) is None, "the account's token is revoked"
+        assert authenticate_token(theirs) is not None, "another account's token lives on"
+
+
 @pytest.mark.parametrize("url", ["/account/password", "/account/sessions"])
 @pytest.mark.parametrize("token", [None, "forged"])
 def test_account_writes_need_the_sessions_csrf_token(app, url, token):

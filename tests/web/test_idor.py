@@ -32,6 +32,7 @@ from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import Document, GenerationRun, PredictionFile, System, User
+from app.services.api_tokens import create_token
 from app.services.authoring import create_pair
 from app.services.generation.prompt_versions import ensure_default as ensure_generation_prompt
 from app.services.judge.prompt_versions import ensure_default_prompt
@@ -51,10 +52,17 @@ NO_ID_WRITES = {"auth.logout", "account.password", "account.end_other_sessions"}
 NOT_IDS = {"fmt": ["csv"], "filename": ["css/app.css"]}
 ROLE = {"researcher": "researcher"}  # every other account of the walk is an annotator
 # The id arguments staff routes take, each filled by staff_objects with real rows.
+# token_id: every role may revoke its own tokens; another account's is refused as unknown (tests/web/test_tokens_page.py).
 STAFF_KINDS = {"study_id", "question_id", "document_id", "system_id", "user_id", "job_id", "prompt_id", "run_id",
-               "pair_id", "file_id", "batch_id", "annotator", *NOT_IDS}
+               "pair_id", "file_id", "batch_id", "annotator", "token_id", *NOT_IDS}
 # The argument sets of annotator routes, each filled by annotator_cases with what each annotator must not reach.
 ANNOTATOR_ARGUMENTS = {frozenset({"study_id"}), frozenset({"study_id", "question_id"}), frozenset({"document_id"})}
+
+
+def walked_by_session(endpoint: str) -> bool:
+    """Every route but the public ones and the token API (no session opens it: tests/web/test_api_access.py walks
+    it with every role's tokens)."""
+    return endpoint not in PUBLIC_ENDPOINTS and not endpoint.startswith("api.")
 
 
 @pytest.fixture
@@ -92,6 +100,7 @@ def staff_objects(app, world: World) -> dict[str, list]:
             "pair_id": [pair.id],
             "file_id": [db.session.scalar(select(func.min(PredictionFile.id)))],
             "batch_id": [staged],
+            "token_id": [create_token(db.session.get(User, world.users["admin"]), scope="read").token.id],
             "annotator": ["ada"],
             **NOT_IDS,
         }
@@ -101,7 +110,7 @@ def uncovered(app) -> list[str]:
     """The routes the walk could not fill or does not know to walk: each must be taught to it."""
     found = []
     for rule in app.url_map.iter_rules():
-        if rule.endpoint in PUBLIC_ENDPOINTS:
+        if not walked_by_session(rule.endpoint):
             continue
         roles = getattr(app.view_functions[rule.endpoint], "required_roles", None)
         if not rule.arguments:
@@ -220,7 +229,7 @@ def test_no_account_reaches_an_object_it_should_not_by_any_id(world, demo):
     id_routes = set()
     for rule in sorted(app.url_map.iter_rules(), key=lambda r: r.rule):
         endpoint = rule.endpoint
-        if endpoint in PUBLIC_ENDPOINTS or not rule.arguments:
+        if not walked_by_session(endpoint) or not rule.arguments:
             continue
         roles = getattr(app.view_functions[endpoint], "required_roles", None)
         methods = sorted(rule.methods - {"HEAD", "OPTIONS"})

@@ -34,6 +34,9 @@ ANY_SIGNED_IN = {
 }
 WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 PUBLIC = {"auth.login", "home.healthz", "static"}
+# The token API (app/web/api) takes no session at all: walked below with sessions (all refused) and, with
+# tokens of every role and scope, in tests/web/test_api_access.py.
+API = "api"
 
 
 @pytest.fixture
@@ -73,11 +76,11 @@ def build_url(rule, values: dict[str, object]) -> str:
     return rule.build(filled, append_unknown=False)[1]
 
 
-def rules(app, *, public: bool = False):
-    """(endpoint, url, method) for every rule and method the app serves."""
+def rules(app, *, public: bool = False, api: bool = False):
+    """(endpoint, url, method) for every rule and method the app serves (the session's pages, or the token API)."""
     values = url_values(app)
     for rule in sorted(app.url_map.iter_rules(), key=lambda r: r.rule):
-        if (rule.endpoint in PUBLIC) != public:
+        if (rule.endpoint in PUBLIC) != public or (rule.endpoint.split(".")[0] == API) != api:
             continue
         for method in sorted(rule.methods - {"HEAD", "OPTIONS"}):
             yield rule.endpoint, build_url(rule, values), method
@@ -134,6 +137,31 @@ def test_every_other_route_needs_a_session(demo):
             leaks.append(f"{method} {url} ({endpoint})")
     assert walked >= 45, "the walk must cover the whole app"
     assert not leaks, "reachable without signing in:\n" + "\n".join(leaks)
+
+
+def test_the_token_api_takes_no_session_and_no_csrf_token(demo):
+    """An admin's session (with a valid CSRF token) opens no API route: 401 in JSON, nothing written."""
+    client, auth = signed_in(demo, "admin")
+    token = auth.token()
+    before = table_counts(demo)
+    walked, accepted = 0, []
+    for endpoint, url, method in rules(demo, api=True):
+        walked += 1
+        response = client.open(url, method=method, data={"csrf_token": token}, headers={"X-CSRFToken": token})
+        if response.status_code != 401 or "error" not in (response.get_json() or {}):
+            accepted.append(f"{method} {url} ({endpoint}): {response.status_code}")
+        if "Set-Cookie" in response.headers:
+            accepted.append(f"{method} {url} ({endpoint}) set a cookie")
+    assert walked >= 12
+    assert not accepted, "the API accepted a session:\n" + "\n".join(accepted)
+    assert table_counts(demo) == before
+
+
+def test_csrf_protection_exempts_exactly_the_token_api(app):
+    from app.web.extensions import csrf
+
+    assert [blueprint.name for blueprint in csrf._exempt_blueprints] == [API]
+    assert not csrf._exempt_views
 
 
 # Roles
