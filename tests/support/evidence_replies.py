@@ -1,0 +1,61 @@
+"""Scripted replies of an `evidence` rater or judge for the stub server: genuine and invented quotes.
+
+The reply depends only on what is sent (the answer's hash picks the kind), so a re-run asks the same
+and gets the same. Kinds, for the rater:
+- 0: JSON, a verbatim quote and an upper-cased one (close): nothing unsupported;
+- 1: JSON, a verbatim quote and an invented one (a word swapped): rests on an unsupported quote;
+- 2: the text format, two invented quotes: every quote unsupported, so the rating is flagged.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+_DOCUMENT = re.compile(r"## Document\n(.*?)\n\n## End of the document", re.S)
+_ANSWER = re.compile(r"## The assistant's answer\n(.*)\n\n## End of the answer", re.S)
+INVENTED = "the zebra council met at midnight in 1887 and resolved nothing"
+
+
+def kind_of(answer: str) -> int:
+    return hashlib.sha256(answer.encode()).digest()[0] % 3
+
+
+def score_of(answer: str) -> int:
+    return 1 + hashlib.sha256(answer.encode()).digest()[1] % 5
+
+
+def genuine(document: str, seed: str, words: int = 8) -> str:
+    """A run of `words` plain words of the document (in a row, as it writes them), picked by `seed`."""
+    tokens = document.split()
+    plain = [i for i in range(len(tokens) - words)
+             if all(re.fullmatch(r"[A-Za-z]{2,}[,.]?", t) for t in tokens[i:i + words])]
+    assert plain, "the document has no run of plain words to quote"
+    start = plain[hashlib.sha256(seed.encode()).digest()[2] % len(plain)]
+    return " ".join(tokens[start:start + words])
+
+
+def swapped(passage: str) -> str:
+    parts = passage.split()
+    parts[len(parts) // 2] = "zebra"
+    return " ".join(parts)
+
+
+def user_text(body) -> str:
+    return "\n".join(m.get("content", "") for m in body["messages"] if m.get("role") == "user")
+
+
+def rater_reply(body) -> str:
+    text = user_text(body)
+    document, answer = _DOCUMENT.search(text).group(1), _ANSWER.search(text).group(1)
+    kind, score = kind_of(answer), score_of(answer)
+    quote = genuine(document, answer)
+    if kind == 0:
+        quotes = [{"quote": quote, "stance": "supports"}, {"quote": genuine(document, answer + "+").upper(),
+                                                           "stance": "contradicts"}]
+    elif kind == 1:
+        quotes = [{"quote": quote, "stance": "supports"}, {"quote": swapped(quote), "stance": "supports"}]
+    else:
+        return (f"The answer misreads the document.\nQUOTE contradicts: \"{INVENTED}\"\n"
+                f"QUOTE supports: {swapped(quote)}\nRating: [[{score}]]")
+    return json.dumps({"reasoning": "Checked against the document.", "quotes": quotes, "score": score})
