@@ -35,8 +35,8 @@ REPLY_TOKENS = 2_048  # the call's max_tokens, kept free of the document
 TRUNCATION_METHOD = "fit"
 NO_DECISION = "the reply holds no readable decision (neither the JSON object nor the text format)"
 
-_TEXT_QUOTE = re.compile(r"^\s*QUOTE(?:\s+([AB]))?\s+(supports|contradicts)\s*:\s*(.+?)\s*$", re.I | re.M)
-_FENCE = re.compile(r"```(?:json)?\s*(\{.*\})\s*```", re.S)
+_TEXT_QUOTE = re.compile(r"^\s*QUOTE(?:\s+([AB]))?\s+(supports|contradicts)\s*:\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+_FENCE = re.compile(r"```(?:json)?\s*(\{.*\})\s*```", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -224,9 +224,3 @@ def by_length(decisions: Sequence[Rated]) -> dict:
     return {"median_chars": median, "shorter_share": share([d for d in quoted if d.answer_chars <= median]),
             "longer_share": share([d for d in quoted if d.answer_chars > median]), "rho": rho, "n": len(quoted)}
 
-
-__all__ = [
-    "CONTRADICTS", "DEFAULT_CONTEXT_TOKENS", "DEFAULT_MAX_QUOTES", "EvidenceReply", "NO_DECISION", "PROFILE",
-    "Quote", "REPLY_TOKENS", "Rated", "STANCES", "SUPPORTS", "check_quotes", "fit_document",
-    "is_flagged", "parse_reply", "rating_format", "read_score", "read_verdict", "summarise", "verdict_format",
-]

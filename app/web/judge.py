@@ -38,6 +38,8 @@ from app.core.judge import LEVAL_INSTRUCTION
 from app.core.judge.profiles import DEFAULT as DEFAULT_PROFILE
 from app.core.judge.profiles import DIFFERENCES, SHARED_DEVIATIONS, get_profile
 from app.core.judge.profiles import PROFILES as JUDGE_PROFILES
+from app.core.judge.prompt import is_evidence
+from app.core.evidence import DEFAULT_CONTEXT_TOKENS, DEFAULT_MAX_QUOTES, REPLY_TOKENS
 from app.core.judge.runner import DEFAULT_CONCURRENCY
 from app.extensions import db
 from app.models import Job, JudgePrompt, System
@@ -65,6 +67,7 @@ from app.services.judge import (
 from app.services.judge.bias import ALL_TASKS, run_bias
 from app.services.judge.pairs import DEFAULT_SCOPE
 from app.services.judge.prompt_versions import (
+    as_template,
     ensure_profile_prompt,
     get_prompt,
     is_fixed,
@@ -136,6 +139,10 @@ def _spec(form: LaunchForm) -> RunSpec:
     profile = form.profile.data
     # A profile with its own prompt (leval: L-Eval's, verbatim) judges with it whatever version is selected.
     prompt_id = ensure_profile_prompt(profile).id if get_profile(profile).template is not None else form.prompt_id.data
+    chosen = get_prompt(prompt_id)
+    if chosen is not None and get_profile(profile).shows_document != is_evidence(as_template(chosen)):
+        # The evidence profile judges with a version of its own prompt (it shows the document), the others never.
+        prompt_id = ensure_profile_prompt(profile).id
     return RunSpec(system=form.system.data, baseline=form.baseline.data, judge_model=form.judge_model.data.strip(),
                    prompt_id=prompt_id, temperature=float(form.temperature.data), scope=form.scope.data,
                    profile=profile)
@@ -165,6 +172,8 @@ def index():
     jobs = judge_jobs(limit=RUNS_SHOWN)
     prompts = {p.id: p for p in db.session.scalars(select(JudgePrompt))}
     return render_template("judge/index.html", form=form, estimate=estimate, jobs=jobs, prompts=prompts,
+                           evidence_defaults={"max_quotes": DEFAULT_MAX_QUOTES, "context_tokens": DEFAULT_CONTEXT_TOKENS,
+                                              "reply_tokens": REPLY_TOKENS},
                            scopes=SCOPES, settings=load_settings(), profiles=JUDGE_PROFILES, differences=DIFFERENCES,
                            shared_deviations=SHARED_DEVIATIONS)
 
@@ -178,7 +187,8 @@ def run(job_id: int):
     spec = RunSpec.from_params(job.params)
     report, problem = None, None
     try:
-        report = run_report(spec)
+        # ?flagged=out: the evidence profile's one switch that leaves flagged judgments out of every number.
+        report = run_report(spec, leave_out_flagged=request.args.get("flagged") == "out")
     except PairError as exc:
         problem = str(exc)
     stale = report is not None and report.fingerprint != job.params.get("fingerprint")

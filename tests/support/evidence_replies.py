@@ -59,3 +59,27 @@ def rater_reply(body) -> str:
         return (f"The answer misreads the document.\nQUOTE contradicts: \"{INVENTED}\"\n"
                 f"QUOTE supports: {swapped(quote)}\nRating: [[{score}]]")
     return json.dumps({"reasoning": "Checked against the document.", "quotes": quotes, "score": score})
+
+
+_ANSWERS = re.compile(r"## Assistant A's answer\n(.*)\n\n## Assistant B's answer\n(.*)\n\n## End of answers", re.S)
+
+
+def judge_kind(answer_a: str, answer_b: str) -> int:
+    return kind_of(answer_a + "\x00" + answer_b)
+
+
+def judge_reply(body) -> str:
+    """The judge's kinds, as the rater's: 0 genuine quotes for both answers, 1 one of them invented, 2 only
+    invented quotes in the text format (flagged). The verdict: the longer answer wins (a tie when equal)."""
+    text = user_text(body)
+    document = _DOCUMENT.search(text).group(1)
+    answer_a, answer_b = _ANSWERS.search(text).groups()
+    verdict = "A" if len(answer_a) > len(answer_b) else "B" if len(answer_b) > len(answer_a) else "C"
+    kind = judge_kind(answer_a, answer_b)
+    quote = genuine(document, answer_a + answer_b)
+    if kind == 2:
+        return (f"QUOTE A supports: {INVENTED}\nQUOTE B contradicts: {swapped(quote)}\nVerdict: [[{verdict}]]")
+    second = genuine(document, answer_b) if kind == 0 else swapped(quote)
+    quotes = [{"answer": "A", "quote": quote, "stance": "supports"},
+              {"answer": "B", "quote": second, "stance": "contradicts"}]
+    return json.dumps({"reasoning": "Checked against the document.", "quotes": quotes, "verdict": verdict})

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from app.core.judge import DEFAULT_TEMPLATE, PromptTemplate, validate_template
 from app.core.judge.profiles import LEVAL, PROFILES, get_profile
+from app.core.judge.prompt import EVIDENCE_TEMPLATE
 from app.models import JudgePrompt
 from app.services.llm.prompt_versions import (
     PromptError,
@@ -24,17 +25,20 @@ def _ensure(template: PromptTemplate) -> JudgePrompt:
 
 
 def ensure_default_prompt() -> JudgePrompt:
-    """Return version 1 of the default prompt, seeding it (and L-Eval's fixed prompt) on first use."""
+    """Return version 1 of the default prompt, seeding it (with L-Eval's fixed prompt and the evidence
+    profile's first version) on first use."""
     default = _ensure(DEFAULT_TEMPLATE)
     _ensure(get_profile(LEVAL).template)
+    _ensure(EVIDENCE_TEMPLATE)
     return default
 
 
 def ensure_profile_prompt(profile: str) -> JudgePrompt:
     """Return the prompt a profile judges with: its fixed one (seeded on first use), else the newest default."""
-    fixed = get_profile(profile).template
+    chosen = get_profile(profile)
+    fixed = chosen.template
     if fixed is None:
-        return current_prompt()
+        return current_prompt(EVIDENCE_TEMPLATE.name if chosen.shows_document else DEFAULT_TEMPLATE.name)
     ensure_default_prompt()
     return _ensure(fixed)
 
