@@ -176,3 +176,19 @@ def test_a_server_refusing_the_schema_gets_the_text_format_and_a_reply_without_a
     assert all("response_format" not in r.body for r in stub.requests if r.status == 200)
     with demo.app_context():
         assert db.session.scalar(select(func.count()).select_from(LLMRating).where(LLMRating.score.is_(None))) == 1
+
+
+def test_a_document_never_follows_a_redirect_to_another_host(demo, stub, workers, monkeypatch):
+    """The endpoint answers 307 to another server: nothing reaches it, and every rating is an error row."""
+    from tests.support.openai_stub import StubOpenAIServer
+
+    monkeypatch.setenv("LEVAL_TOKENIZER", "estimate")
+    with StubOpenAIServer(policy=rater_reply) as elsewhere:
+        stub.redirect_to = elsewhere.base_url
+        with demo.app_context():
+            save_settings(base_url=stub.base_url, api_key="sk-rater-test-0123456789", max_retries=0)
+            study_id = db.session.scalars(select(Study)).one().id
+            job_id = launch(evidence_spec(study_id), concurrency=2, budget_usd=None).id
+        failed = wait_for_job(demo, job_id, lambda j: j.status in ("done", "failed"), timeout=60)
+        assert failed.status == "failed" and failed.result["rated"] == 0 and stub.calls == failed.result["answers"]
+        assert elsewhere.calls == 0
