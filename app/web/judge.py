@@ -65,6 +65,7 @@ from app.services.judge import (
     win_rates,
 )
 from app.services.judge.bias import ALL_TASKS, run_bias
+from app.services.judge.reports import judgment_quotes
 from app.services.judge.pairs import DEFAULT_SCOPE
 from app.services.judge.prompt_versions import (
     as_template,
@@ -195,6 +196,25 @@ def run(job_id: int):
     return render_template("judge/run.html", job=job, spec=spec, report=report, problem=problem, stale=stale,
                            result=job.result or {}, scopes=SCOPES, settings=load_settings(),
                            profile=spec.judge_profile)
+
+
+@bp.get("/runs/<int:job_id>/quotes")
+@staff_required
+def quotes(job_id: int):
+    """An evidence judgment's quotes in the document pane: ?question=<id>&order=AB|BA."""
+    job = db.session.get(Job, job_id)
+    question_id = request.args.get("question", type=int)
+    if job is None or job.kind != JOB_KIND or question_id is None:
+        abort(404)
+    try:
+        judgment = judgment_quotes(RunSpec.from_params(job.params), question_id, request.args.get("order", "AB"))
+    except PairError:
+        judgment = None
+    if judgment is None:
+        abort(404)
+    return render_template("judge/quotes.html", job=job, spec=RunSpec.from_params(job.params), judgment=judgment,
+                           document=judgment["document"],
+                           pane_url=url_for("authoring.pane", document_id=judgment["document"].id))
 
 
 @bp.get("/runs/<int:job_id>/bias")

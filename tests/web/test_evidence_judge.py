@@ -72,6 +72,14 @@ def test_an_evidence_judge_run_quotes_the_document_and_its_page_reports_the_quot
     assert int(shown_field(out, "decisions")) == len(rows) - flagged
     counted = sum(int(re.search(rf'data-metric="{m}">(\d+)<', out).group(1)) for m in ("wins", "losses", "ties"))
     assert counted == len(rows) - flagged and wins_in.isdigit()
+    # The drill-down of one judgment: its quotes with their status, the located ones as spans of the pane's text.
+    row = next(r for r in rows if r.evidence and any(q["status"] == "exact" for q in r.evidence["quotes"]))
+    drill = client.get(f"/judge/runs/{job_id}/quotes?question={row.question_id}&order={row.order}")
+    text = drill.get_data(as_text=True)
+    assert drill.status_code == 200 and 'id="doc-panel"' in text
+    assert text.count("data-status=") == len(row.evidence["quotes"]) and "Assistant A: " in text
+    assert client.get(f"/judge/runs/{job_id}/quotes?question={row.question_id}&order=XY").status_code == 404
+    assert client.get(f"/judge/runs/{job_id}/quotes").status_code == 404
     # A re-run makes no call: every judgment is cached under its document's fingerprint.
     with demo.app_context():
         again = launch(spec, concurrency=4, budget_usd=None).id

@@ -26,7 +26,7 @@ from app.core.evidence import Rated, is_flagged, summarise
 from app.core.judge.profiles import DEFAULT as DEFAULT_PROFILE
 from app.core.judge.profiles import JudgeProfile, get_profile
 from app.extensions import db
-from app.models import Job, JudgePrompt, LLMJudgment
+from app.models import Document, Job, JudgePrompt, LLMJudgment
 from app.services.judge.db_cache import rows_by_key
 from app.services.judge.pairs import (
     DEFAULT_SCOPE,
@@ -40,6 +40,7 @@ from app.services.judge.pairs import (
 from app.services.judge.evidence import with_documents
 from app.services.judge.prompt_versions import as_template
 from app.services.judge.settings import load_settings
+from app.services.llm.evidence import shown_spans
 
 JOB_KIND = "judge"
 
@@ -282,3 +283,19 @@ def task_win_rates(spec: RunSpec) -> dict[str, tuple[float | None, int]]:
         counts = count_outcomes(verdicts)
         rates[task] = (leval_win_rate(verdicts), counts["win"] + counts["loss"] + counts["tie"])
     return rates
+
+
+def judgment_quotes(spec: RunSpec, question_id: int, order: str) -> dict[str, Any] | None:
+    """One stored evidence judgment of the run with its document and its quotes as spans of the shown text."""
+    if not spec.judge_profile.shows_document or order not in ORDERS:
+        return None
+    report = run_report(spec, bootstrap_iterations=0)
+    found = next((pr for pr in report.pairs if pr.pair.question_id == question_id), None)
+    row = found.rows.get(order) if found else None
+    if row is None or row.evidence is None:
+        return None
+    document = db.session.get(Document, row.evidence["document_id"])
+    quotes = row.evidence.get("quotes", [])
+    names = {"A": spec.system if order == "AB" else spec.baseline, "B": spec.baseline if order == "AB" else spec.system}
+    return {"pair": found.pair, "row": row, "order": order, "document": document, "quotes": quotes,
+            "flagged": flagged(row), "answer_names": names, "spans": shown_spans(document.text, quotes)}

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from sqlalchemy import select
 
 from app.core.evidence import REPLY_TOKENS, Quote, check_quotes, fit_document
+from app.core.generation.authoring import to_shown
 from app.core.generation.tokens import counter_for
 from app.core.generation.truncate import Truncation
 from app.core.quotes import DocumentIndex
@@ -59,3 +60,9 @@ class EvidenceDocuments:
                 "reply_tokens": REPLY_TOKENS, "documents": len(self.cuts),
                 "documents_cut": sum(cut.cut for cut in self.cuts.values()),
                 "cuts": {str(document_id): cut.record() for document_id, cut in sorted(self.cuts.items()) if cut.cut}}
+
+
+def shown_spans(text: str, quotes: Iterable[dict]) -> list[dict]:
+    """The located quotes as spans of the text the document pane shows (its offsets, as the authoring page's)."""
+    return [{"start": to_shown(text, q["start"]), "end": to_shown(text, q["end"]), "quote": q["quote"],
+             "status": q["status"]} for q in quotes if q["start"] is not None]

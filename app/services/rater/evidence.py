@@ -9,9 +9,9 @@ from typing import Any
 
 from app.core.evidence import PROFILE as EVIDENCE
 from app.core.evidence import Rated, is_flagged, summarise
-from app.core.generation.authoring import to_shown
 from app.extensions import db
 from app.models import Document, Job
+from app.services.llm.evidence import shown_spans
 from app.services.rater.db_cache import rows_by_key
 from app.services.rater.job import JOB_KIND, PreparedRating, RaterRunError, RaterSpec, prepare
 
@@ -71,7 +71,6 @@ def rating_quotes(job_id: int, answer_id: int) -> dict[str, Any]:
         raise NotAnEvidenceRun(job_id)
     item = next(i for i in report.run.items if i.answer_id == answer_id)
     document = db.session.get(Document, rating["document_id"])
-    spans = [{"start": to_shown(document.text, q["start"]), "end": to_shown(document.text, q["end"]),
-              "quote": q["quote"], "status": q["status"]} for q in rating["quotes"] if q["start"] is not None]
     return {**rating, "job": report.job, "spec": report.run.spec, "answer": item.item.answer,
-            "references": item.item.references, "document": document, "spans": spans}
+            "references": item.item.references, "document": document,
+            "spans": shown_spans(document.text, rating["quotes"])}
