@@ -12,7 +12,6 @@ from app.core.evidence import (
     check_quotes,
     fit_document,
     is_flagged,
-    parse_reply,
     rating_format,
     read_score,
     read_verdict,

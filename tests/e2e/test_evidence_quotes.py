@@ -8,7 +8,13 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import screenshot, sign_in, start_server, stop_server, wait_until_true
+from tests.e2e.conftest import (
+    screenshot,
+    sign_in,
+    start_server,
+    stop_server,
+    wait_until_true,
+)
 from tests.support.evidence_replies import rater_reply
 from tests.support.openai_stub import StubOpenAIServer
 

@@ -12,8 +12,8 @@ import hashlib
 import json
 import re
 
-_DOCUMENT = re.compile(r"## Document\n(.*?)\n\n## End of the document", re.S)
-_ANSWER = re.compile(r"## The assistant's answer\n(.*)\n\n## End of the answer", re.S)
+_DOCUMENT = re.compile(r"## Document\n(.*?)\n\n## End of the document", re.DOTALL)
+_ANSWER = re.compile(r"## The assistant's answer\n(.*)\n\n## End of the answer", re.DOTALL)
 INVENTED = "the zebra council met at midnight in 1887 and resolved nothing"
 
 
@@ -61,7 +61,7 @@ def rater_reply(body) -> str:
     return json.dumps({"reasoning": "Checked against the document.", "quotes": quotes, "score": score})
 
 
-_ANSWERS = re.compile(r"## Assistant A's answer\n(.*)\n\n## Assistant B's answer\n(.*)\n\n## End of answers", re.S)
+_ANSWERS = re.compile(r"## Assistant A's answer\n(.*)\n\n## Assistant B's answer\n(.*)\n\n## End of answers", re.DOTALL)
 
 
 def judge_kind(answer_a: str, answer_b: str) -> int:

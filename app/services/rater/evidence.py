@@ -13,7 +13,13 @@ from app.extensions import db
 from app.models import Document, Job
 from app.services.llm.evidence import shown_spans
 from app.services.rater.db_cache import rows_by_key
-from app.services.rater.job import JOB_KIND, PreparedRating, RaterRunError, RaterSpec, prepare
+from app.services.rater.job import (
+    JOB_KIND,
+    PreparedRating,
+    RaterRunError,
+    RaterSpec,
+    prepare,
+)
 
 
 class NotAnEvidenceRun(LookupError):

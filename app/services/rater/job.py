@@ -13,8 +13,9 @@ from typing import Any
 
 from sqlalchemy import update
 
+from app.core.evidence import DEFAULT_CONTEXT_TOKENS, DEFAULT_MAX_QUOTES
+from app.core.evidence import PROFILE as EVIDENCE
 from app.core.llm.pricing import cost_usd, estimate_calls, price_for
-from app.core.evidence import DEFAULT_CONTEXT_TOKENS, DEFAULT_MAX_QUOTES, PROFILE as EVIDENCE
 from app.core.rater import (
     EvidenceOptions,
     RaterTemplate,
@@ -110,7 +111,7 @@ class PreparedRating:
         check = None
         if self.documents is not None:
             document_of = {item.answer_id: item.document_id for item in self.items}
-            check = lambda result: self.documents.check(document_of[result.item_id], result.quotes)  # noqa: E731
+            check = lambda result: self.documents.check(document_of[result.item_id], result.quotes)
         return DBRatingCache(self.spec.rater_model, self.prompt.id, self.spec.temperature, job_id, check)
 
     def fingerprint(self) -> str:
