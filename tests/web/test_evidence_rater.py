@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 from app.core.evidence import is_flagged
 from app.extensions import db
 from app.models import Document, Job, LLMRating, Study
+from app.services.jobs import resume_job
 from app.services.judge import save_settings
 from app.services.rater import RaterSpec, current_rater_prompt, dry_run, launch
 from app.services.rater.items import study_items
@@ -159,7 +160,7 @@ def check_a_rerun_makes_no_call(app, stub, study_id, job, _estimate):
     assert stub.calls == calls
 
 
-def test_a_server_refusing_the_schema_gets_the_text_format_and_a_reply_without_a_rating_is_an_error_row(
+def test_a_server_refusing_the_schema_gets_the_text_format_and_a_reply_without_a_rating_is_retried_on_resume(
         demo, stub, workers, monkeypatch):
     monkeypatch.setenv("LEVAL_TOKENIZER", "estimate")
     stub.refuse_response_format = True
@@ -176,6 +177,12 @@ def test_a_server_refusing_the_schema_gets_the_text_format_and_a_reply_without_a
     assert all("response_format" not in r.body for r in stub.requests if r.status == 200)
     with demo.app_context():
         assert db.session.scalar(select(func.count()).select_from(LLMRating).where(LLMRating.score.is_(None))) == 1
+        answered = sum(r.status == 200 for r in stub.requests)
+        resume_job(db.session.get(Job, job_id))
+    resumed = wait_for_job(demo, job_id, lambda j: j.status in ("done", "failed") and j.attempts > failed.attempts,
+                           timeout=60)
+    # The resume asks again for the one rating that had none, and for nothing else.
+    assert resumed.status == "done" and sum(r.status == 200 for r in stub.requests) == answered + 1
 
 
 def test_a_document_never_follows_a_redirect_to_another_host(demo, stub, workers, monkeypatch):
