@@ -61,6 +61,7 @@ def test_the_drill_down_highlights_each_located_quote_with_its_status(stub_and_s
 
     page.goto(f"{server.url}/judge/rater/runs/{job_id}")
     expect(page.locator('[data-field="scope"]')).to_have_text("Every number below: flagged ratings included")
+    screenshot(page, "evidence-rater-run")
     row = page.locator("#evidence-ratings tbody tr:not(.flagged)").first
     row.get_by_role("link", name="Quotes in the document").click()
     expect(page.locator("#quote-list li[data-status]")).to_have_count(2)
