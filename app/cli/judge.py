@@ -28,10 +28,11 @@ from app.services.judge.job import (
     execute,
     record_finished_run,
 )
+from app.services.judge.evidence import with_documents
 from app.services.judge.leval_files import leval_file_run
 from app.services.judge.pairs import JudgePair, build_pairs
 from app.services.judge.prompt_versions import (
-    current_prompt,
+    as_template,
     ensure_profile_prompt,
     prompt_by_version,
 )
@@ -74,7 +75,7 @@ def judge_command(pred: str, battle: str, judge_model: str | None, concurrency: 
         if prompt_version is not None:
             prompt = prompt_by_version(prompt_version)
         else:
-            prompt = ensure_profile_prompt(LEVAL) if profile == LEVAL else current_prompt()
+            prompt = ensure_profile_prompt(profile)  # leval: its own; evidence: its newest; else the newest default
     except PromptError as exc:
         raise click.ClickException(str(exc)) from None
     # The service's checks on what was asked (model, temperature, profile, price), before any file is read.
@@ -117,9 +118,18 @@ def judge_command(pred: str, battle: str, judge_model: str | None, concurrency: 
             canonical[1]
     elif profile == LEVAL:
         raise click.ClickException("the leval profile judges two systems on a whole scope; name the systems")
+    documents = None
+    if spec.judge_profile.shows_document:
+        if canonical is None:
+            raise click.ClickException("the evidence profile reads the stored documents: name two imported "
+                                       "systems that answered the same questions, not files")
+        try:
+            pairs, documents = with_documents(pairs, as_template(prompt), model)
+        except ValueError as exc:
+            raise click.ClickException(f"context tokens: {exc}") from None
     run = PreparedRun(spec, prompt, pairs, settings,
                       system_side.system.id if system_side.system else None,
-                      baseline_side.system.id if baseline_side.system else None)
+                      baseline_side.system.id if baseline_side.system else None, documents)
     summary = _execute(run, concurrency, budget_usd)
     job = None
     if canonical is not None:

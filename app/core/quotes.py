@@ -44,6 +44,7 @@ CANDIDATES = 4  # candidate passages scored with rapidfuzz per unsupported quote
 BUCKET_WORDS = 4  # candidate starts this close together are one candidate
 SLACK_WORDS = 4  # words around a candidate passage, so a shifted or longer passage still fits
 SCAN_OCCURRENCES = 200  # a phrase whose rarest word is this common is searched as text instead
+NOTHING = "(nothing)"  # the side of a change where a word was added or dropped: no word of its own
 CLOSE_ENOUGH = 60.0  # partial_ratio below this: no passage resembles the quote at all
 
 
@@ -324,7 +325,7 @@ def align(quote: list[str], window: list[str], offset: int) -> tuple[list[tuple[
 def shown(text: str, words: Words, first: int, stop: int) -> str:
     """The original text of words first..stop-1, or a mark for none."""
     if stop <= first:
-        return "(nothing)"
+        return NOTHING
     start, end = words.span(first, stop)
     return text[start:end]
 
@@ -345,11 +346,14 @@ def describe(changes: list[tuple[str, str]]) -> str:
     """Name the most telling difference: a number first, then a negation, then a name, then any word."""
     if not changes:
         return "its word order"
+
+    def words(side: str) -> list[str]:
+        return [] if side == NOTHING else WORD.findall(side)
+
     tests = (
         ("a number", lambda quote, passage: any(c.isdigit() for c in quote + passage)),
-        ("a negation", lambda quote, passage: any(w.lower() in NEGATIONS for w in WORD.findall(quote + " " + passage))),
-        ("a name", lambda quote, passage: all(any(w[:1].isupper() for w in WORD.findall(side))
-                                              for side in (quote, passage))),
+        ("a negation", lambda quote, passage: any(w.lower() in NEGATIONS for w in words(quote) + words(passage))),
+        ("a name", lambda quote, passage: all(any(w[:1].isupper() for w in words(side)) for side in (quote, passage))),
     )
     for kind, test in tests:
         change = next(((q, p) for q, p in changes if test(q, p)), None)

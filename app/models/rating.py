@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.extensions import db
@@ -41,4 +41,7 @@ class LLMRating(db.Model):
     completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
     latency_ms: Mapped[float] = mapped_column(Float, default=0.0)
     job_id: Mapped[int | None] = mapped_column(ForeignKey("jobs.id", ondelete="SET NULL"))
+    # The `evidence` profile: {"document_id", "quotes": [{answer, stance, quote, status, start, end, reason}]},
+    # each quote checked against the stored document (app.core.evidence); NULL for reference-only ratings.
+    evidence: Mapped[dict | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = created_at_column()

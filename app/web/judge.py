@@ -38,6 +38,7 @@ from app.core.judge import LEVAL_INSTRUCTION
 from app.core.judge.profiles import DEFAULT as DEFAULT_PROFILE
 from app.core.judge.profiles import DIFFERENCES, SHARED_DEVIATIONS
 from app.core.judge.profiles import PROFILES as JUDGE_PROFILES
+from app.core.evidence import DEFAULT_CONTEXT_TOKENS, DEFAULT_MAX_QUOTES, REPLY_TOKENS
 from app.core.judge.runner import DEFAULT_CONCURRENCY
 from app.extensions import db
 from app.models import Job, JudgePrompt, System
@@ -63,6 +64,7 @@ from app.services.judge import (
     win_rates,
 )
 from app.services.judge.bias import ALL_TASKS, run_bias
+from app.services.judge.reports import judgment_quotes
 from app.services.judge.pairs import DEFAULT_SCOPE
 from app.services.judge.prompt_versions import (
     get_prompt,
@@ -164,6 +166,8 @@ def index():
     jobs = judge_jobs(limit=RUNS_SHOWN)
     prompts = {p.id: p for p in db.session.scalars(select(JudgePrompt))}
     return render_template("judge/index.html", form=form, estimate=estimate, jobs=jobs, prompts=prompts,
+                           evidence_defaults={"max_quotes": DEFAULT_MAX_QUOTES, "context_tokens": DEFAULT_CONTEXT_TOKENS,
+                                              "reply_tokens": REPLY_TOKENS},
                            scopes=SCOPES, settings=load_settings(), profiles=JUDGE_PROFILES, differences=DIFFERENCES,
                            shared_deviations=SHARED_DEVIATIONS)
 
@@ -177,13 +181,33 @@ def run(job_id: int):
     spec = RunSpec.from_params(job.params)
     report, problem = None, None
     try:
-        report = run_report(spec)
+        # ?flagged=out: the evidence profile's one switch that leaves flagged judgments out of every number.
+        report = run_report(spec, leave_out_flagged=request.args.get("flagged") == "out")
     except PairError as exc:
         problem = str(exc)
     stale = report is not None and report.fingerprint != job.params.get("fingerprint")
     return render_template("judge/run.html", job=job, spec=spec, report=report, problem=problem, stale=stale,
                            result=job.result or {}, scopes=SCOPES, settings=load_settings(),
                            profile=spec.judge_profile)
+
+
+@bp.get("/runs/<int:job_id>/quotes")
+@staff_required
+def quotes(job_id: int):
+    """An evidence judgment's quotes in the document pane: ?question=<id>&order=AB|BA."""
+    job = db.session.get(Job, job_id)
+    question_id = request.args.get("question", type=int)
+    if job is None or job.kind != JOB_KIND or question_id is None:
+        abort(404)
+    try:
+        judgment = judgment_quotes(RunSpec.from_params(job.params), question_id, request.args.get("order", "AB"))
+    except PairError:
+        judgment = None
+    if judgment is None:
+        abort(404)
+    return render_template("judge/quotes.html", job=job, spec=RunSpec.from_params(job.params), judgment=judgment,
+                           document=judgment["document"],
+                           pane_url=url_for("authoring.pane", document_id=judgment["document"].id))
 
 
 @bp.get("/runs/<int:job_id>/bias")

@@ -1,11 +1,12 @@
 """The pointwise LLM rater's pages (under /judge): launch a run on a study with a dry run, runs, versioned prompts."""
 from __future__ import annotations
 
-from flask import Blueprint, abort, flash, redirect, render_template, url_for
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 from flask_wtf import FlaskForm
 from sqlalchemy import select
 from wtforms import (
+    BooleanField,
     FloatField,
     IntegerField,
     SelectChoice,
@@ -15,6 +16,7 @@ from wtforms import (
 )
 from wtforms.validators import DataRequired, InputRequired, NumberRange, Optional
 
+from app.core.evidence import DEFAULT_CONTEXT_TOKENS, DEFAULT_MAX_QUOTES, REPLY_TOKENS
 from app.core.judge.runner import DEFAULT_CONCURRENCY
 from app.extensions import db
 from app.models import Job, RaterPrompt, Study
@@ -32,6 +34,8 @@ from app.services.rater import (
     launch,
     list_rater_prompts,
 )
+from app.services.rater.evidence import NotAnEvidenceRun, evidence_run, rating_quotes
+from app.services.rater.job import PROFILES
 from app.services.rater.prompts import get_rater_prompt
 from app.web.forms import PromptForm, Storable
 from app.web.security import staff_required
@@ -42,7 +46,13 @@ bp = Blueprint("rater", __name__)
 class RaterForm(FlaskForm):
     study_id = SelectField("Study", coerce=int)
     rater_model = StringField("Rater model", validators=[DataRequired(), Storable(limit=120)])
+    profile = SelectField("Profile", choices=[SelectChoice(p, p) for p in PROFILES], default=PROFILES[0])
     prompt_id = SelectField("Prompt version", coerce=int)
+    max_quotes = IntegerField("Quotes per answer (evidence)", default=DEFAULT_MAX_QUOTES,
+                              validators=[DataRequired(), NumberRange(1, 20)])
+    context_tokens = IntegerField("Rater context, tokens (evidence)", default=DEFAULT_CONTEXT_TOKENS,
+                                  validators=[DataRequired(), NumberRange(REPLY_TOKENS + 256, 10_000_000)])
+    json_schema = BooleanField("Ask for JSON through response_format (evidence)", default=True)
     temperature = FloatField("Temperature", default=0.0, validators=[InputRequired(), NumberRange(0, 2)])
     concurrency = IntegerField("Concurrency", default=DEFAULT_CONCURRENCY,
                                validators=[DataRequired(), NumberRange(1, MAX_CONCURRENCY)])
@@ -74,7 +84,8 @@ def index():
     estimate = None
     if form.validate_on_submit():
         spec = RaterSpec(form.study_id.data, form.rater_model.data.strip(), form.prompt_id.data,
-                         float(form.temperature.data))
+                         float(form.temperature.data), form.profile.data, form.max_quotes.data,
+                         form.context_tokens.data, bool(form.json_schema.data))
         try:
             if form.launch.data:
                 job = launch(spec, concurrency=form.concurrency.data, budget_usd=form.budget_usd.data,
@@ -92,7 +103,38 @@ def index():
     studies = {s.id: s for s in db.session.scalars(select(Study))}
     prompts = {p.id: p for p in db.session.scalars(select(RaterPrompt))}
     return render_template("rater/index.html", form=form, estimate=estimate, jobs=jobs, studies=studies,
-                           prompts=prompts, rater_prompts=list_rater_prompts())
+                           prompts=prompts, rater_prompts=list_rater_prompts(),
+                           evidence_defaults={"max_quotes": DEFAULT_MAX_QUOTES, "context_tokens": DEFAULT_CONTEXT_TOKENS,
+                                              "reply_tokens": REPLY_TOKENS})
+
+
+LEAVE_OUT = "out"  # ?flagged=out: the one switch that leaves flagged ratings out of every number
+
+
+@bp.get("/rater/runs/<int:job_id>")
+@staff_required
+def run(job_id: int):
+    leave_out = request.args.get("flagged") == LEAVE_OUT
+    try:
+        report = evidence_run(job_id, leave_out_flagged=leave_out)
+    except NotAnEvidenceRun:
+        abort(404)
+    return render_template("rater/run.html", report=report, leave_out=leave_out, study=report.run.study,
+                           prompt=report.run.prompt, spec=report.run.spec)
+
+
+@bp.get("/rater/runs/<int:job_id>/quotes")
+@staff_required
+def quotes(job_id: int):
+    answer_id = request.args.get("answer", type=int)
+    if answer_id is None:
+        abort(404)
+    try:
+        rating = rating_quotes(job_id, answer_id)
+    except NotAnEvidenceRun:
+        abort(404)
+    return render_template("rater/quotes.html", rating=rating, document=rating["document"],
+                           pane_url=url_for("authoring.pane", document_id=rating["document"].id))
 
 
 @bp.route("/rater/prompts/<int:prompt_id>", methods=["GET", "POST"])

@@ -24,12 +24,7 @@
   var ready = false;
   var canHighlight = typeof CSS !== "undefined" && CSS.highlights && typeof Highlight === "function";
 
-  function cpLength(text) { var n = 0; for (var ch of text) { n += ch ? 1 : 0; } return n; }
-  function utf16Index(text, cps) {  // code points -> UTF-16 units
-    var i = 0, n = 0;
-    for (var ch of text) { if (n === cps) break; i += ch.length; n++; }
-    return i;
-  }
+  function cpLength(text) { return panel.docPanel.cpLength(text); }
 
   function segs() { return panel.docPanel.segments(); }
 
@@ -60,31 +55,7 @@
     return segs()[index][2] + cpLength(text.slice(0, range.toString().length));
   }
 
-  function rangeAt(index, from, to) {
-    var node = panel.docPanel.nodes()[index];
-    var text = segs()[index][0];
-    var walker = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
-    var a = utf16Index(text, from), b = utf16Index(text, to), seen = 0, range = document.createRange(), t;
-    var started = false;
-    while ((t = walker.nextNode())) {
-      var len = t.data.length;
-      if (!started && a <= seen + len) { range.setStart(t, a - seen); started = true; }
-      if (started && b <= seen + len) { range.setEnd(t, b - seen); return range; }
-      seen += len;
-    }
-    return null;
-  }
-
-  function rangesFor(span) {
-    var list = segs(), out = [];
-    for (var i = 0; i < list.length; i++) {
-      var from = list[i][2], to = from + cpLength(list[i][0]);
-      if (to <= span.start || from >= span.end) continue;
-      var r = rangeAt(i, Math.max(span.start, from) - from, Math.min(span.end, to) - from);
-      if (r) out.push([i, r]);
-    }
-    return out;
-  }
+  function rangesFor(span) { return panel.docPanel.rangesFor(span); }
 
   function paint(focus) {
     if (!canHighlight || !ready) return;

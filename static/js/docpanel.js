@@ -228,12 +228,51 @@
   nextBtn.addEventListener("click", function () { show(current + 1); });
   body.addEventListener("scroll", queueSavePlace, { passive: true });
 
-  /* What other scripts on the page (the authoring page) may use: the segments as the server sent
-     them (with any extra fields), their elements (all rendered), and where the text scrolls. */
+  /* A span of the shown text (code-point offsets, as Python counts them; the segments carry their
+     start) as DOM ranges, one per paragraph it crosses: [index of the paragraph, range]. */
+  function cpLength(text) { let n = 0; for (const ch of text) { n += ch ? 1 : 0; } return n; }
+  function utf16Index(text, cps) {  // code points -> UTF-16 units
+    let i = 0, n = 0;
+    for (const ch of text) { if (n === cps) break; i += ch.length; n++; }
+    return i;
+  }
+
+  function rangeAt(index, from, to) {
+    const node = nodes[index];
+    const text = segments[index][0];
+    const walker = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
+    const a = utf16Index(text, from), b = utf16Index(text, to), range = document.createRange();
+    let seen = 0, started = false, t;
+    while ((t = walker.nextNode())) {
+      const len = t.data.length;
+      if (!started && a <= seen + len) { range.setStart(t, a - seen); started = true; }
+      if (started && b <= seen + len) { range.setEnd(t, b - seen); return range; }
+      seen += len;
+    }
+    return null;
+  }
+
+  function rangesFor(span) {
+    renderAll();
+    const out = [];
+    for (let i = 0; i < segments.length; i++) {
+      const from = segments[i][2], to = from + cpLength(segments[i][0]);
+      if (to <= span.start || from >= span.end) continue;
+      const r = rangeAt(i, Math.max(span.start, from) - from, Math.min(span.end, to) - from);
+      if (r) out.push([i, r]);
+    }
+    return out;
+  }
+
+  /* What other scripts on the page (the authoring page, a rater's quotes) may use: the segments as the
+     server sent them (with any extra fields), their elements (all rendered), spans as ranges, and where
+     the text scrolls. */
   panel.docPanel = {
     segments: function () { return segments; },
     nodes: function () { renderAll(); return nodes; },
     body: body,
+    cpLength: cpLength,
+    rangesFor: rangesFor,
     scrollToRange: function (range, element) { scrollToRange(range, element); }
   };
 

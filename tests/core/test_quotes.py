@@ -85,6 +85,13 @@ def test_changed_content_is_unsupported(quote, difference):
     assert check.status == UNSUPPORTED and difference in check.reason, check
 
 
+def test_an_added_or_dropped_word_is_no_negation_because_its_mark_reads_nothing():
+    index = DocumentIndex(BOARD)
+    assert index.verify("In 1998 the whole board resigned").reason.endswith("a word: whole vs (nothing)")
+    assert index.verify("In 1998 board resigned").reason.endswith("a word: (nothing) vs the")
+    assert "a negation: not vs (nothing)" in index.verify("It did not not meet again").reason
+
+
 def test_a_number_is_never_matched_inside_a_longer_one_nor_a_word_inside_another():
     index = DocumentIndex("It cost 1.5 million in 19978; nothing was left.")
     assert index.verify("cost 15 million").status == UNSUPPORTED

@@ -1,6 +1,8 @@
 """The migration chain builds the schema from nothing, and matches the models exactly."""
 from __future__ import annotations
 
+import json
+
 
 import pytest
 
@@ -637,4 +639,41 @@ def test_api_tokens_arrive_on_a_scored_database_and_leave_it_as_it_was(tmp_path)
             assert connection.execute(text("SELECT username FROM users")).scalars().all() == ["ann"]
             assert connection.execute(text("SELECT value FROM scores")).scalars().all() == [4]
         upgrade()
+        db.engine.dispose()
+
+
+BEFORE_EVIDENCE = "b7d2e9f4a1c3"  # the API tokens' migration
+
+
+def test_ratings_and_judgments_take_an_evidence_column_and_keep_their_rows(tmp_path):
+    """Existing ratings and judgments stay as they were with no evidence; quotes stored after survive a round trip."""
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=FIRST_SCHEMA)
+        with db.engine.begin() as connection:
+            seed_first_schema(connection)
+        upgrade(revision=BEFORE_EVIDENCE)
+        now = "2026-01-02 03:04:05.000000"
+        with db.engine.begin() as connection:
+            connection.execute(text("INSERT INTO llm_ratings (id, cache_key, rater_model, temperature, score, raw_reply, "
+                                    "prompt_tokens, completion_tokens, latency_ms, created_at) VALUES "
+                                    "(1, 'k1', 'gpt-4', 0, 4, '[[4]]', 10, 2, 1.5, :now)"), {"now": now})
+            connection.execute(text("INSERT INTO llm_judgments (id, cache_key, \"order\", judge_model, temperature, "
+                                    "verdict, raw_reply, prompt_tokens, completion_tokens, latency_ms, created_at) "
+                                    "VALUES (1, 'j1', 'AB', 'gpt-4', 0, 'A', '[[A]]', 10, 2, 1.5, :now)"), {"now": now})
+        upgrade()
+        quotes = {"document_id": 1, "quotes": [{"answer": "", "stance": "supports", "quote": "x",
+                                                "status": "exact", "start": 0, "end": 1, "reason": "found"}]}
+        with db.engine.begin() as connection:
+            assert connection.execute(text("SELECT score, raw_reply, evidence FROM llm_ratings")).one() == (4, "[[4]]", None)
+            assert connection.execute(text("SELECT verdict, evidence FROM llm_judgments")).one() == ("A", None)
+            connection.execute(text("UPDATE llm_ratings SET evidence = :e"), {"e": json.dumps(quotes)})
+            stored = connection.execute(text("SELECT evidence FROM llm_ratings")).scalar()
+            assert json_value(stored) == quotes
+            assert connection.execute(text("SELECT value FROM scores")).scalar() == 4
+        downgrade(revision=BEFORE_EVIDENCE)
+        for table in ("llm_ratings", "llm_judgments"):
+            assert "evidence" not in {c["name"] for c in inspect(db.engine).get_columns(table)}
+        with db.engine.connect() as connection:
+            assert connection.execute(text("SELECT score FROM llm_ratings")).scalar() == 4
         db.engine.dispose()

@@ -99,6 +99,8 @@ class StubOpenAIServer:
         self.policy = policy
         self.latency_s = latency_s
         self.usage = usage  # fixed (prompt, completion) tokens; None: about 4 characters per token
+        self.refuse_response_format = False  # answer 400 to a request with response_format, as some servers do
+        self.redirect_to: str | None = None  # answer 307 to this base URL (a test that nothing follows it)
         self._faults: deque[Fault] = deque(faults)
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -244,6 +246,17 @@ def _make_handler(stub: StubOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
                 return
             body = json.loads(raw or b"{}")
+            if stub.redirect_to:
+                stub._record(RecordedRequest(time.monotonic(), self.path, body, self.headers.get("Authorization"), 307))
+                self.send_response(307)
+                self.send_header("Location", stub.redirect_to.rstrip("/") + "/chat/completions")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            if stub.refuse_response_format and "response_format" in body:
+                stub._record(RecordedRequest(time.monotonic(), self.path, body, self.headers.get("Authorization"), 400))
+                self._send_json(400, {"error": {"message": "response_format is not supported", "type": "invalid_request"}})
+                return
             fault = stub._next_fault()
             status = fault.status if fault and fault.kind in ("rate_limit", "server_error") else 200
             stub._record(

@@ -4,9 +4,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from app.core.llm.pricing import DEFAULT_COMPLETION_TOKENS_PER_CALL, CostEstimate, PriceTable, estimate_calls
-from app.core.judge.cache import JudgeCache, cache_key
+from app.core.judge.cache import JudgeCache, pair_key
 from app.core.judge.profiles import DEFAULT, PROFILES, JudgeProfile
-from app.core.judge.prompt import ORDERS, PairItem, PromptTemplate, answers_in_order, render
+from app.core.judge.prompt import ORDERS, PairItem, PromptTemplate, render_pair
 
 
 def estimate(
@@ -33,13 +33,11 @@ def estimate(
         if profile.skips(item):
             continue
         for order in ORDERS:
-            answer_a, answer_b = answers_in_order(item, order)
             if cache is not None:
-                key = cache_key(model, prompt_version, item.question, item.reference, answer_a, answer_b, temperature)
-                hit = cache.get(key)
+                hit = cache.get(pair_key(model, prompt_version, item, order, temperature))
                 if hit is not None and hit.verdict is not None:
                     cached += 1
                     continue
-            prompts.append(render(template, item.question, item.reference, answer_a, answer_b))
+            prompts.append(render_pair(template, item, order))  # with its document under the evidence profile
     return estimate_calls(prompts, model, cached=cached, prices=prices,
                           completion_tokens_per_call=completion_tokens_per_call)

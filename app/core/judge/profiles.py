@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from app.core.evidence import DEFAULT_MAX_QUOTES, REPLY_TOKENS, Quote, parse_reply, read_verdict, verdict_format
 from app.core.judge.prompt import PairItem, PromptTemplate
 from app.core.judge.verdict import Verdict, parse_verdict, parse_verdict_leval
 from app.core.text import normalize_ws
 
 DEFAULT = "default"
 LEVAL = "leval"
+EVIDENCE = "evidence"
 
 # Evaluation/llm_eval.py (OpenLMLab/LEval), judge_prompts "pair-v2": system prompt and user template,
 # verbatim (two spaces after "long document."). {ref_answer} is its name for the reference.
@@ -53,6 +55,9 @@ class JudgeProfile:
     tie_identical: bool  # identical answers (after whitespace folding) tie in both orders without a call
     template: PromptTemplate | None  # a fixed prompt; None: any stored prompt version
     temperature: float | None  # a fixed temperature; None: the run's
+    shows_document: bool = False  # the evidence profile: its prompts show the document, no other's do
+    quotes: Callable[[str | None], tuple[Quote, ...]] = lambda reply: ()  # the reply's quotes, unchecked
+    response_format: dict | None = None  # sent with each call where the server takes it
 
     def prompt_key(self, template: PromptTemplate) -> str:
         """The prompt part of a cache key: the prompt's fingerprint, plus the profile unless it is the default.
@@ -73,11 +78,31 @@ def identical_answers(item: PairItem) -> bool:
     return normalize_ws(item.system_answer) == normalize_ws(item.baseline_answer)
 
 
+def _evidence_reply(reply: str | None):
+    return parse_reply(reply, decision="verdict", read_decision=read_verdict, read_text_decision=parse_verdict,
+                       answers=("A", "B"), max_quotes=DEFAULT_MAX_QUOTES)
+
+
+def parse_verdict_evidence(reply: str | None) -> Verdict | None:
+    """The evidence profile's verdict: the JSON object's, else the text format's last [[A]]/[[B]]/[[C]]."""
+    found = _evidence_reply(reply)
+    return None if found is None else found.decision  # type: ignore[return-value]
+
+
+def evidence_quotes(reply: str | None) -> tuple[Quote, ...]:
+    found = _evidence_reply(reply)
+    return () if found is None else found.quotes
+
+
 PROFILES: dict[str, JudgeProfile] = {
     DEFAULT: JudgeProfile(
         DEFAULT, "Default (LEval Studio's prompt, last verdict token)", parse_verdict, None, None, True, None, None),
     LEVAL: JudgeProfile(
         LEVAL, "leval (L-Eval's llm_eval.py exactly)", parse_verdict_leval, 2048, 1, False, LEVAL_TEMPLATE, 0.0),
+    EVIDENCE: JudgeProfile(
+        EVIDENCE, "evidence (reads the document; every quote is checked)", parse_verdict_evidence, REPLY_TOKENS,
+        None, True, None, None, shows_document=True, quotes=evidence_quotes,
+        response_format=verdict_format(DEFAULT_MAX_QUOTES)),
 }
 
 

@@ -18,7 +18,10 @@ ORDERS: tuple[Order, Order] = ("AB", "BA")
 PLACEHOLDERS: tuple[str, ...] = ("question", "reference", "answer_a", "answer_b")
 # L-Eval's own template calls the reference {ref_answer}; both names are accepted.
 PLACEHOLDER_ALIASES = {"ref_answer": "reference"}
-_PLACEHOLDER_PATTERN = re.compile(r"\{(" + "|".join((*PLACEHOLDERS, *PLACEHOLDER_ALIASES)) + r")\}")
+# The `evidence` profile's prompts also show the document (cut to the judge's context) and the quote limit.
+EVIDENCE_PLACEHOLDERS: tuple[str, ...] = ("document", "max_quotes")
+_PLACEHOLDER_PATTERN = re.compile(
+    r"\{(" + "|".join((*PLACEHOLDERS, *PLACEHOLDER_ALIASES, *EVIDENCE_PLACEHOLDERS)) + r")\}")
 
 # L-Eval's length-bias instruction, quoted word for word as the issue and L-Eval's README give it.
 LEVAL_INSTRUCTION = (
@@ -59,6 +62,8 @@ class PairItem:
     reference: str
     system_answer: str
     baseline_answer: str
+    document: str = ""  # the `evidence` profile: the document as the prompt shows it (cut to the context)
+    document_key: str = ""  # ... and its fingerprint with the cut's, part of the cache key
 
 
 @dataclass(frozen=True)
@@ -99,6 +104,34 @@ DEFAULT_TEMPLATE = PromptTemplate(
     user_template=DEFAULT_USER_TEMPLATE,
 )
 
+# The `evidence` profile's prompt: the judge reads the document and backs its verdict with quotes.
+EVIDENCE_SYSTEM_PROMPT = (
+    "You are an impartial judge. Two AI assistants answered a user's question about a long document, which "
+    "you are given, together with a reference answer written by a human and the answers of assistant A and "
+    "assistant B. Decide which assistant answered better. Check each answer against the document and the "
+    "reference: avoiding factual errors matters more than detail. Do not let the order of the answers, their "
+    "length, or the assistants' names influence you. For each answer give up to {max_quotes} verbatim quotes "
+    "from the document, each copied exactly, character for character, and marked \"supports\" (the document "
+    "confirms the answer) or \"contradicts\" (the document refutes it); never paraphrase a quote and never "
+    "quote the answers or the reference.\n"
+    "Reply with a JSON object: {\"reasoning\": \"...\", \"quotes\": [{\"answer\": \"A\", \"quote\": \"...\", "
+    "\"stance\": \"supports\"}], \"verdict\": \"A\"}, where the verdict is \"A\", \"B\" or \"C\" for a tie. If you "
+    "cannot reply in JSON, write one line per quote as \"QUOTE A supports: <quote>\" (A or B, supports or "
+    "contradicts), then your final verdict in exactly this format: \"[[A]]\" if assistant A is better, "
+    "\"[[B]]\" if assistant B is better, or \"[[C]]\" for a tie."
+)
+EVIDENCE_USER_TEMPLATE = (
+    "## Document\n{document}\n\n## End of the document\n\n"
+    "## Question\n{question}\n\n"
+    "## Reference answer (written by a human)\n{reference}\n\n"
+    "## Assistant A's answer\n{answer_a}\n\n"
+    "## Assistant B's answer\n{answer_b}\n\n"
+    "## End of answers\n"
+    "Compare both answers with the document and the reference, quote the document, and give your verdict."
+)
+EVIDENCE_TEMPLATE = PromptTemplate(name="studio-pairwise-evidence", version=1, system=EVIDENCE_SYSTEM_PROMPT,
+                                   user_template=EVIDENCE_USER_TEMPLATE)
+
 
 def validate_template(template: PromptTemplate) -> None:
     """Raise ValueError unless the template can be rendered and asks for a verdict."""
@@ -122,18 +155,30 @@ def answers_in_order(item: PairItem, order: Order) -> tuple[str, str]:
 
 
 def render(
-    template: PromptTemplate, question: str, reference: str, answer_a: str, answer_b: str
+    template: PromptTemplate, question: str, reference: str, answer_a: str, answer_b: str, document: str = "",
+    max_quotes: int = 3,
 ) -> list[dict[str, str]]:
     """Render the template into chat messages (system, user)."""
-    values = {"question": question, "reference": reference, "answer_a": answer_a, "answer_b": answer_b}
+    values = {"question": question, "reference": reference, "answer_a": answer_a, "answer_b": answer_b,
+              "document": document, "max_quotes": max_quotes}
     # One regex pass rather than str.format: user templates may contain other braces,
     # and an answer that happens to contain "{answer_b}" must not be substituted again.
-    user = _PLACEHOLDER_PATTERN.sub(
-        lambda match: str(values[PLACEHOLDER_ALIASES.get(match.group(1), match.group(1))]), template.user_template)
-    return [{"role": "system", "content": template.system}, {"role": "user", "content": user}]
+    def fill(text: str) -> str:
+        return _PLACEHOLDER_PATTERN.sub(
+            lambda match: str(values[PLACEHOLDER_ALIASES.get(match.group(1), match.group(1))]), text)
+
+    # The system message is filled only when it names the quote limit (the evidence prompt does), so every
+    # other prompt's messages stay exactly as they were.
+    system = fill(template.system) if "{max_quotes}" in template.system else template.system
+    return [{"role": "system", "content": system}, {"role": "user", "content": fill(template.user_template)}]
 
 
 def render_pair(template: PromptTemplate, item: PairItem, order: Order) -> list[dict[str, str]]:
-    """Render the messages judging `item` in `order`."""
+    """Render the messages judging `item` in `order` (with its document, under the evidence profile)."""
     answer_a, answer_b = answers_in_order(item, order)
-    return render(template, item.question, item.reference, answer_a, answer_b)
+    return render(template, item.question, item.reference, answer_a, answer_b, item.document)
+
+
+def is_evidence(template: PromptTemplate) -> bool:
+    """The `evidence` profile's prompts show the document; no other profile's do."""
+    return "{document}" in template.user_template

@@ -12,9 +12,9 @@ from app.core.llm.batch import DEFAULT_CONCURRENCY, Call, Reply, Usage, UsageLed
 from app.core.llm.client import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, make_client, mask_api_key
 from app.core.llm.pricing import PriceTable
 from app.core.judge.aggregate import Aggregation, aggregate
-from app.core.judge.cache import JudgeCache, cache_key
+from app.core.judge.cache import JudgeCache, pair_key
 from app.core.judge.profiles import DEFAULT, PROFILES, JudgeProfile
-from app.core.judge.prompt import ORDERS, PairItem, PromptTemplate, answers_in_order, render
+from app.core.judge.prompt import ORDERS, PairItem, PromptTemplate, render_pair
 from app.core.judge.verdict import JudgmentResult
 
 if TYPE_CHECKING:
@@ -130,9 +130,8 @@ def run_judgments(
     def calls():
         for item in items:
             for order in ORDERS:
-                answer_a, answer_b = answers_in_order(item, order)
-                key = cache_key(model, prompt_version, item.question, item.reference, answer_a, answer_b, temperature)
-                call = Call(key, render(template, item.question, item.reference, answer_a, answer_b), (item, order))
+                key = pair_key(model, prompt_version, item, order, temperature)
+                call = Call(key, render_pair(template, item, order), (item, order))
                 if profile.skips(item):
                     # Stored like a judgment, so reports and exports find it; it costs nothing to redo.
                     tie = JudgmentResult(pair_id=item.pair_id, order=order, verdict="C", raw_reply=IDENTICAL_NOTE,
@@ -161,7 +160,7 @@ def run_judgments(
             pair_id=item.pair_id, order=order, verdict=profile.parse(reply.text) if reply.ok else None,
             raw_reply=reply.text, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
             latency_ms=reply.latency_ms, error=reply.error, model=model, cache_key=call.key,
-            cached=reused and reply.ok,
+            cached=reused and reply.ok, quotes=profile.quotes(reply.text) if reply.ok else (),
         )
         if result.ok and not reused:
             cache.put(call.key, result)
@@ -169,7 +168,8 @@ def run_judgments(
 
     usage = run_calls(client, calls(), model=model, on_reply=on_reply, from_cache=from_cache, check=no_verdict,
                       temperature=temperature, max_tokens=max_tokens, n=profile.n, concurrency=concurrency,
-                      budget_usd=budget_usd, prices=prices, cancel=cancel, ledger=ledger)
+                      budget_usd=budget_usd, prices=prices, cancel=cancel, ledger=ledger,
+                      response_format=profile.response_format)
     summary = RunSummary(**vars(usage), results=results)
     summary.cached = sum(result.cached for result in results)
     summary.errors = sum(not result.ok for result in results)

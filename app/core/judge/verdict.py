@@ -66,6 +66,7 @@ class JudgmentResult:
     cache_key: str
     cached: bool = False
     no_call: bool = False  # decided by a rule without calling the judge (identical answers)
+    quotes: tuple = ()  # the `evidence` profile's quotes (app.core.evidence.Quote), as the reply gave them
 
     @property
     def ok(self) -> bool:

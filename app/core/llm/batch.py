@@ -101,10 +101,12 @@ class _State:
 
 def call_chat(client: "openai.OpenAI", model: str, messages: list[dict[str, str]], *, temperature: float,
               max_tokens: int | None = None, seed: int | None = None, n: int | None = None,
-              check: Callable[[str], str | None] | None = None) -> Reply:
+              check: Callable[[str], str | None] | None = None, response_format: dict | None = None) -> Reply:
     """Make one chat completion call; a failure (after the client's retries) becomes an error Reply.
 
     `check(text)` may name a problem with a reply that arrived (e.g. no verdict in it).
+    `response_format` (a JSON schema) is sent where the server takes it: a server that refuses the
+    request with 400 gets it once more without, and the prompt's text format applies.
     """
     extra: dict[str, Any] = {}
     if max_tokens is not None:
@@ -115,9 +117,17 @@ def call_chat(client: "openai.OpenAI", model: str, messages: list[dict[str, str]
         extra["n"] = n
     started = time.perf_counter()
     try:
-        response = client.chat.completions.create(
-            model=model, messages=messages, temperature=temperature, **extra  # type: ignore[arg-type]
-        )
+        try:
+            response = client.chat.completions.create(
+                model=model, messages=messages, temperature=temperature,  # type: ignore[arg-type]
+                **extra, **({"response_format": response_format} if response_format else {}),
+            )
+        except Exception as exc:
+            if not response_format or getattr(exc, "status_code", None) != 400:
+                raise
+            response = client.chat.completions.create(
+                model=model, messages=messages, temperature=temperature, **extra  # type: ignore[arg-type]
+            )
     except Exception as exc:  # noqa: BLE001 - a failed call must become an error row, not kill the job
         latency_ms = (time.perf_counter() - started) * 1000.0
         message = redact(f"{type(exc).__name__}: {exc}", getattr(client, "api_key", None))
@@ -152,6 +162,7 @@ def run_calls(
     prices: PriceTable | None = None,
     cancel: threading.Event | None = None,
     ledger: UsageLedger | None = None,
+    response_format: dict | None = None,
 ) -> Usage:
     """Make every call not answered from the cache, and hand each reply to `on_reply`.
 
@@ -241,7 +252,8 @@ def run_calls(
             state.followers[call.key] = []
             held = reserve(call)
             future = pool.submit(call_chat, client, model, call.messages, temperature=temperature,
-                                 max_tokens=max_tokens, seed=seed, n=n, check=check)
+                                 max_tokens=max_tokens, seed=seed, n=n, check=check,
+                                 response_format=response_format)
             state.in_flight[future] = call
             state.held[future] = held
         drain(0)

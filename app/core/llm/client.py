@@ -33,7 +33,10 @@ def make_client(
         if base_url is None:
             raise ValueError("no API key: set OPENAI_API_KEY or configure a key in the settings")
         api_key = LOCAL_SERVER_PLACEHOLDER_KEY
-    return openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=max_retries, timeout=timeout)
+    # Never follow a redirect: the client would resend the request (a prompt, perhaps a whole document) to
+    # wherever the Location header points, another host included; a redirect is an error row instead.
+    return openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=max_retries, timeout=timeout,
+                         http_client=openai.DefaultHttpxClient(timeout=timeout, follow_redirects=False))
 
 
 def mask_api_key(api_key: str | None) -> str:

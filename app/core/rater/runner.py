@@ -13,6 +13,17 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
+from app.core.evidence import (
+    DEFAULT_MAX_QUOTES,
+    NO_DECISION,
+    PROFILE,
+    REPLY_TOKENS,
+    EvidenceReply,
+    Quote,
+    parse_reply,
+    rating_format,
+    read_score,
+)
 from app.core.llm.batch import DEFAULT_CONCURRENCY, Call, Reply, Usage, run_calls
 from app.core.llm.pricing import PriceTable
 from app.core.rater.prompt import RaterTemplate, RatingItem, render
@@ -34,10 +45,16 @@ def parse_score(reply: str | None) -> int | None:
     return int(found[-1]) if found else None
 
 
-def rating_key(model: str, temperature: float, messages: list[dict[str, str]]) -> str:
-    """sha256 of what is sent: any change of prompt, rubric, references or answer makes a new rating."""
-    canonical = json.dumps({"schema": CACHE_KEY_SCHEMA, "model": model, "temperature": float(temperature),
-                            "messages": messages}, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+def rating_key(model: str, temperature: float, messages: list[dict[str, str]], extra: dict | None = None) -> str:
+    """sha256 of what is sent: any change of prompt, rubric, references or answer makes a new rating.
+
+    `extra` (the `evidence` profile: the document's fingerprint, the quote limit, the reply format) is
+    part of the key when given; reference-only keys stay as they always were.
+    """
+    content = {"schema": CACHE_KEY_SCHEMA, "model": model, "temperature": float(temperature), "messages": messages}
+    if extra:
+        content["extra"] = extra
+    canonical = json.dumps(content, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
@@ -53,6 +70,7 @@ class RatingResult:
     model: str
     cache_key: str
     cached: bool = False
+    quotes: tuple[Quote, ...] = ()  # the `evidence` profile's quotes, as the reply gave them (unchecked)
 
     @property
     def ok(self) -> bool:
@@ -94,6 +112,32 @@ def _no_score(reply: str) -> str | None:
     return None if parse_score(reply) is not None else NO_SCORE
 
 
+@dataclass(frozen=True)
+class EvidenceOptions:
+    """The `evidence` profile of a run: how many quotes per answer, and whether to send the JSON schema."""
+
+    max_quotes: int = DEFAULT_MAX_QUOTES
+    json_schema: bool = True
+
+    def key_part(self, item: RatingItem) -> dict:
+        return {"profile": PROFILE, "document": item.document_sha, "max_quotes": self.max_quotes,
+                "json_schema": self.json_schema, "max_tokens": REPLY_TOKENS}
+
+    def parse(self, reply: str | None) -> EvidenceReply | None:
+        return parse_reply(reply, decision="score", read_decision=read_score, read_text_decision=parse_score,
+                           max_quotes=self.max_quotes)
+
+    def check(self, reply: str) -> str | None:
+        return None if self.parse(reply) is not None else NO_DECISION
+
+
+def messages_and_key(item: RatingItem, *, model: str, temperature: float, template: RaterTemplate,
+                     rubric: Sequence[tuple[int, str, str]], evidence: EvidenceOptions | None = None):
+    """What one rating sends, and its content address."""
+    messages = render(template, item, rubric, evidence.max_quotes if evidence else DEFAULT_MAX_QUOTES)
+    return messages, rating_key(model, temperature, messages, evidence.key_part(item) if evidence else None)
+
+
 def run_ratings(
     client: "openai.OpenAI",
     items: Iterable[RatingItem],
@@ -109,8 +153,13 @@ def run_ratings(
     cancel: threading.Event | None = None,
     on_result: Callable[[RatingResult], None] | None = None,
     max_tokens: int | None = None,
+    evidence: EvidenceOptions | None = None,
 ) -> RatingSummary:
-    """Rate every item, cache first; return what was done (cached items make no call)."""
+    """Rate every item, cache first; return what was done (cached items make no call).
+
+    With `evidence` the reply is read as the `evidence` profile's (a score and quotes); a reply without
+    a score in either form is an error row, retried on resume.
+    """
     items = list(items)
     results: list[RatingResult] = []
 
@@ -121,8 +170,9 @@ def run_ratings(
 
     def calls():
         for item in items:
-            messages = render(template, item, rubric)
-            yield Call(rating_key(model, temperature, messages), messages, item)
+            messages, key = messages_and_key(item, model=model, temperature=temperature, template=template,
+                                             rubric=rubric, evidence=evidence)
+            yield Call(key, messages, item)
 
     def from_cache(call: Call) -> bool:
         hit = cache.get(call.key)
@@ -132,16 +182,22 @@ def run_ratings(
         return True
 
     def on_reply(call: Call, reply: Reply, reused: bool) -> None:
-        result = RatingResult(call.tag.item_id, parse_score(reply.text) if reply.ok else None, reply.text,
+        score, quotes = (parse_score(reply.text) if reply.ok else None), ()
+        if evidence is not None and reply.ok:
+            parsed = evidence.parse(reply.text)
+            score, quotes = (parsed.decision, parsed.quotes) if parsed else (None, ())
+        result = RatingResult(call.tag.item_id, score, reply.text,
                               reply.prompt_tokens, reply.completion_tokens, reply.latency_ms, reply.error, model,
-                              call.key, cached=reused and reply.ok)
+                              call.key, cached=reused and reply.ok, quotes=quotes)
         if result.ok and not reused:
             cache.put(call.key, result)
         emit(result)
 
-    usage = run_calls(client, calls(), model=model, on_reply=on_reply, from_cache=from_cache, check=_no_score,
-                      temperature=temperature, max_tokens=max_tokens, concurrency=concurrency,
-                      budget_usd=budget_usd, prices=prices, cancel=cancel)
+    usage = run_calls(client, calls(), model=model, on_reply=on_reply, from_cache=from_cache,
+                      check=evidence.check if evidence else _no_score, temperature=temperature,
+                      max_tokens=REPLY_TOKENS if evidence and max_tokens is None else max_tokens,
+                      concurrency=concurrency, budget_usd=budget_usd, prices=prices, cancel=cancel,
+                      response_format=rating_format(evidence.max_quotes) if evidence and evidence.json_schema else None)
     summary = RatingSummary(**vars(usage), results=results)
     summary.errors = sum(not r.ok for r in results)
     summary.cached = sum(r.cached for r in results)

@@ -5,7 +5,7 @@ the failure (raw reply, message, tokens) visible until a later run replaces them
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -47,6 +47,7 @@ class DBJudgeCache:
     system_id: int | None = None
     baseline_id: int | None = None
     job_id: int | None = None
+    check_quotes: Callable[[JudgmentResult], dict] | None = None  # the evidence profile: the reply's quotes, checked
 
     @classmethod
     def for_pairs(cls, pairs: list[JudgePair], **kwargs) -> DBJudgeCache:
@@ -66,7 +67,7 @@ class DBJudgeCache:
     def record(self, result: JudgmentResult) -> None:
         """Insert or update the row for the result's cache key; never replace a verdict by an error."""
         call_cache.record(LLMJudgment, result.cache_key, ok=result.ok, new_row=lambda: self._new_row(result),
-                          fill=lambda row: _fill(row, result, self.job_id), succeeded=lambda row: row.verdict is not None)
+                          fill=lambda row: _fill(row, result, self.job_id, self.check_quotes), succeeded=lambda row: row.verdict is not None)
 
     def _new_row(self, result: JudgmentResult) -> LLMJudgment:
         pair = self.pairs.get(result.pair_id)
@@ -82,7 +83,8 @@ class DBJudgeCache:
         )
 
 
-def _fill(row: LLMJudgment, result: JudgmentResult, job_id: int | None) -> None:
+def _fill(row: LLMJudgment, result: JudgmentResult, job_id: int | None,
+          check_quotes: Callable[[JudgmentResult], dict] | None = None) -> None:
     row.verdict = result.verdict
     row.raw_reply = result.raw_reply
     row.error = result.error
@@ -90,3 +92,5 @@ def _fill(row: LLMJudgment, result: JudgmentResult, job_id: int | None) -> None:
     row.completion_tokens = result.completion_tokens
     row.latency_ms = result.latency_ms
     row.job_id = job_id
+    if check_quotes is not None:
+        row.evidence = check_quotes(result) if result.ok else None

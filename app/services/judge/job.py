@@ -24,6 +24,7 @@ from app.core.judge import (
     run_judgments,
 )
 from app.core.judge.profiles import JudgeProfile, get_profile
+from app.core.judge.prompt import is_evidence
 from app.extensions import db
 from app.models import Job, JudgePrompt
 from app.models.base import utcnow
@@ -32,6 +33,7 @@ from app.services.jobs import JobCancelled, JobContext, submit_job
 from app.services.jobs.lifecycle import params_hash
 from app.services.jobs.usage import JobUsageLedger, previous_usage, with_bound
 from app.services.judge.db_cache import DBJudgeCache
+from app.services.judge.evidence import quote_checker, with_documents
 from app.services.judge.pairs import (
     JudgePair,
     PairError,
@@ -44,6 +46,7 @@ from app.services.judge.reports import JOB_KIND, RunSpec
 from app.services.judge.settings import JudgeSettings, check_concurrency, load_settings
 from app.services.llm import call_cache
 from app.services.llm.endpoints import SettingsError
+from app.services.llm.evidence import EvidenceDocuments
 from app.services.llm.prices import require_price
 
 
@@ -65,6 +68,7 @@ class PreparedRun:
     settings: JudgeSettings
     system_id: int | None
     baseline_id: int | None
+    documents: EvidenceDocuments | None = None  # the evidence profile's, each cut to the judge's context
 
     @property
     def template(self) -> PromptTemplate:
@@ -77,7 +81,8 @@ class PreparedRun:
     def cache(self, job_id: int | None = None) -> DBJudgeCache:
         return DBJudgeCache.for_pairs(self.pairs, judge_model=self.spec.judge_model, prompt_id=self.prompt.id,
                                       temperature=self.spec.temperature, system_id=self.system_id,
-                                      baseline_id=self.baseline_id, job_id=job_id)
+                                      baseline_id=self.baseline_id, job_id=job_id,
+                                      check_quotes=quote_checker(self.pairs, self.documents) if self.documents else None)
 
 
 def check_options(spec: RunSpec, prompt: JudgePrompt | None, *, budget_usd: float | None,
@@ -110,7 +115,13 @@ def prepare_run(spec: RunSpec, *, budget_usd: float | None = None) -> PreparedRu
         raise JudgeRunError(str(exc)) from None
     if not pairs:
         raise JudgeRunError(f"{spec.system} and {spec.baseline} answered no common question in this scope")
-    return PreparedRun(spec, prompt, pairs, settings, system.id, baseline.id)
+    documents = None
+    if spec.judge_profile.shows_document:
+        try:
+            pairs, documents = with_documents(pairs, as_template(prompt), spec.judge_model)
+        except ValueError as exc:
+            raise JudgeRunError(f"context tokens: {exc}") from None
+    return PreparedRun(spec, prompt, pairs, settings, system.id, baseline.id, documents)
 
 
 def check_profile(spec: RunSpec, prompt: JudgePrompt) -> JudgeProfile:
@@ -120,6 +131,9 @@ def check_profile(spec: RunSpec, prompt: JudgePrompt) -> JudgeProfile:
     except ValueError as exc:
         raise JudgeRunError(str(exc)) from None
     fixed = profile.template
+    if profile.shows_document != is_evidence(as_template(prompt)):
+        raise JudgeRunError(f"the {profile.name} profile needs a prompt version that "
+                            f"{'shows' if profile.shows_document else 'does not show'} the {{document}}")
     if fixed is not None and as_template(prompt).fingerprint() != fixed.fingerprint():
         raise JudgeRunError(f"the {profile.name} profile judges with its own prompt ({fixed.name}) only")
     if profile.temperature is not None and spec.temperature != profile.temperature:
@@ -136,6 +150,7 @@ def dry_run(spec: RunSpec) -> dict[str, Any]:
         cache=run.cache(), temperature=spec.temperature, profile=run.profile,
     )
     return {**estimated, "pairs": len(run.pairs), "judgments": 2 * len(run.pairs),
+            "truncation": run.documents.record() if run.documents else None,
             "priced": price_for(spec.judge_model, run.settings.prices) is not None}
 
 
@@ -216,6 +231,8 @@ def judge_job(ctx: JobContext) -> dict[str, Any]:
                       job_id=ctx.job_id, on_progress=on_progress, cancel=cancel,
                       ledger=JobUsageLedger(ctx.job_id, before))
     result = summary_result(summary, _add_usage(before, summary), len(run.pairs))
+    if run.documents is not None:
+        result["truncation"] = run.documents.record()
     db.session.execute(update(Job).where(Job.id == ctx.job_id).values(result=result))
     db.session.commit()
     if summary.stopped == "cancelled":

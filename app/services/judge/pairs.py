@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from sqlalchemy import or_, select
 from sqlalchemy.orm import aliased
 
-from app.core.judge import ORDERS, PairItem, PromptTemplate, answers_in_order, cache_key
+from app.core.judge import ORDERS, PairItem, PromptTemplate
+from app.core.judge.cache import pair_key
 from app.core.judge.profiles import DEFAULT as DEFAULT_PROFILE
 from app.core.judge.profiles import LEVAL, get_profile
 from app.extensions import db
@@ -42,12 +43,7 @@ class JudgePair:
 
     def keys(self, model: str, prompt_key: str, temperature: float) -> dict[str, str]:
         """Return the cache key of each order."""
-        item = self.item
-        return {
-            order: cache_key(model, prompt_key, item.question, item.reference, *answers_in_order(item, order),
-                             temperature)
-            for order in ORDERS
-        }
+        return {order: pair_key(model, prompt_key, self.item, order, temperature) for order in ORDERS}
 
 
 def system_named(name: str) -> System:
@@ -114,6 +110,8 @@ def inputs_fingerprint(pairs: list[JudgePair], template: PromptTemplate) -> str:
     digest = hashlib.sha256(template.fingerprint().encode())
     for pair in pairs:
         item = pair.item
-        digest.update(json.dumps([item.pair_id, item.question, item.reference, item.system_answer,
-                                  item.baseline_answer], ensure_ascii=False).encode())
+        texts = [item.pair_id, item.question, item.reference, item.system_answer, item.baseline_answer]
+        if item.document_key:  # the evidence profile: a changed document (or cut) is a changed input
+            texts.append(item.document_key)
+        digest.update(json.dumps(texts, ensure_ascii=False).encode())
     return digest.hexdigest()

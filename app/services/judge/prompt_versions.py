@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from app.core.judge import DEFAULT_TEMPLATE, PromptTemplate, validate_template
 from app.core.judge.profiles import LEVAL, PROFILES, get_profile
+from app.core.judge.prompt import EVIDENCE_TEMPLATE, is_evidence
 from app.models import JudgePrompt
 from app.services.llm.prompt_versions import (
     PromptError,
@@ -24,27 +25,38 @@ def _ensure(template: PromptTemplate) -> JudgePrompt:
 
 
 def ensure_default_prompt() -> JudgePrompt:
-    """Return version 1 of the default prompt, seeding it (and L-Eval's fixed prompt) on first use."""
+    """Return version 1 of the default prompt, seeding it (with L-Eval's fixed prompt and the evidence
+    profile's first version) on first use."""
     default = _ensure(DEFAULT_TEMPLATE)
     _ensure(get_profile(LEVAL).template)
+    _ensure(EVIDENCE_TEMPLATE)
     return default
 
 
 def ensure_profile_prompt(profile: str) -> JudgePrompt:
     """Return the prompt a profile judges with: its fixed one (seeded on first use), else the newest default."""
-    fixed = get_profile(profile).template
+    chosen = get_profile(profile)
+    fixed = chosen.template
     if fixed is None:
-        return current_prompt()
+        return current_prompt(EVIDENCE_TEMPLATE.name if chosen.shows_document else DEFAULT_TEMPLATE.name)
     ensure_default_prompt()
     return _ensure(fixed)
 
 
 def prompt_for_run(profile: str, chosen_id: int | None) -> int:
     """The prompt version a run judges with: a profile with its own prompt (leval: L-Eval's, verbatim) uses it
-    whatever version was chosen; otherwise the chosen version, or the newest when none was."""
+    whatever version was chosen; otherwise the chosen version, or the newest when none was, as long as it
+    matches the profile's kind (only the evidence profile's prompts show the document); an unknown id is
+    returned as it is, for the run's checks to refuse."""
     if get_profile(profile).template is not None:
         return ensure_profile_prompt(profile).id
-    return chosen_id if chosen_id is not None else current_prompt().id
+    chosen = get_prompt(chosen_id) if chosen_id is not None else current_prompt()
+    if chosen is None:
+        return chosen_id
+    if get_profile(profile).shows_document != is_evidence(as_template(chosen)):
+        # The evidence profile judges with a version of its own prompt (it shows the document), the others never.
+        return ensure_profile_prompt(profile).id
+    return chosen.id
 
 
 def is_fixed(prompt: JudgePrompt) -> bool:

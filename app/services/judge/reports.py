@@ -22,10 +22,11 @@ from app.core.judge import (
     leval_win_rate,
     system_outcome,
 )
+from app.core.evidence import Rated, is_flagged, summarise
 from app.core.judge.profiles import DEFAULT as DEFAULT_PROFILE
 from app.core.judge.profiles import JudgeProfile, get_profile
 from app.extensions import db
-from app.models import Job, JudgePrompt, LLMJudgment
+from app.models import Document, Job, JudgePrompt, LLMJudgment
 from app.services.judge.db_cache import rows_by_key
 from app.services.judge.pairs import (
     DEFAULT_SCOPE,
@@ -36,8 +37,10 @@ from app.services.judge.pairs import (
     inputs_fingerprint,
     system_named,
 )
+from app.services.judge.evidence import with_documents
 from app.services.judge.prompt_versions import as_template
 from app.services.judge.settings import load_settings
+from app.services.llm.evidence import shown_spans
 
 JOB_KIND = "judge"
 
@@ -89,13 +92,15 @@ class PairReport:
     rows: dict[str, LLMJudgment | None]
 
     def outcome(self, order: str) -> str:
+        if order not in self.rows:
+            return "left out"  # flagged (every quote unsupported), and the report leaves flagged judgments out
         row = self.rows.get(order)
         return "pending" if row is None else system_outcome(order, row.verdict)  # type: ignore[arg-type]
 
     @property
     def consistent(self) -> bool | None:
         first, second = self.outcome("AB"), self.outcome("BA")
-        if {first, second} & {"pending", "error"}:
+        if {first, second} & {"pending", "error", "left out"}:
             return None
         return first == second
 
@@ -111,32 +116,49 @@ class RunReport:
     completion_tokens: int
     cost_usd: float | None
     fingerprint: str
+    evidence: dict | None = None  # the evidence profile: the quote report (core.evidence.summarise)
 
     @property
     def judged(self) -> int:
         return self.aggregation.wins + self.aggregation.losses + self.aggregation.ties
 
 
-def run_report(spec: RunSpec, *, bootstrap_iterations: int = 1000) -> RunReport:
-    """Pair the spec's systems now and gather every stored judgment of those pairs."""
+def run_report(spec: RunSpec, *, bootstrap_iterations: int = 1000, leave_out_flagged: bool = False) -> RunReport:
+    """Pair the spec's systems now and gather every stored judgment of those pairs.
+
+    Under the evidence profile the report holds the quote report too, and `leave_out_flagged` drops the
+    judgments whose quotes are all unsupported from every number (they count as neither judged nor pending).
+    """
     prompt = db.session.get(JudgePrompt, spec.prompt_id)
     if prompt is None:
         raise PairError(f"prompt #{spec.prompt_id} no longer exists")
     template = as_template(prompt)
     profile = spec.judge_profile
     pairs = build_pairs(system_named(spec.system), system_named(spec.baseline), spec.scope, profile.name)
+    if profile.shows_document:
+        try:
+            pairs, _ = with_documents(pairs, template, spec.judge_model)
+        except ValueError as exc:
+            raise PairError(f"context tokens: {exc}") from None
     prompt_key = profile.prompt_key(template)
     keys = [pair.keys(spec.judge_model, prompt_key, spec.temperature) for pair in pairs]
     stored = rows_by_key(key for pair_keys in keys for key in pair_keys.values())
     reports, verdicts = [], []
     pending = prompt_tokens = completion_tokens = 0
+    judged: list[tuple[JudgePair, LLMJudgment]] = []
     for pair, pair_keys in zip(pairs, keys):
         rows = {order: stored.get(pair_keys[order]) for order in ORDERS}
+        if profile.shows_document and leave_out_flagged:
+            rows = {order: row for order, row in rows.items() if row is None or not flagged(row)}
         reports.append(PairReport(pair, rows))
-        for order, row in rows.items():
+        for order in ORDERS:
+            row = rows.get(order)
+            if order not in rows:
+                continue  # left out: flagged
             if row is None:
                 pending += 1
                 continue
+            judged.append((pair, row))
             verdicts.append(_Verdict(pair.item.pair_id, order, row.verdict))
             prompt_tokens += row.prompt_tokens
             completion_tokens += row.completion_tokens
@@ -146,7 +168,32 @@ def run_report(spec: RunSpec, *, bootstrap_iterations: int = 1000) -> RunReport:
         pending=pending, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
         cost_usd=cost_usd(spec.judge_model, prompt_tokens, completion_tokens, load_settings().prices),
         fingerprint=inputs_fingerprint(pairs, template),
+        evidence=quote_report(spec, judged, stored, leave_out_flagged) if profile.shows_document else None,
     )
+
+
+def flagged(row: LLMJudgment) -> bool:
+    return row.verdict is not None and is_flagged((row.evidence or {}).get("quotes", []))
+
+
+def quote_report(spec: RunSpec, judged: list[tuple[JudgePair, LLMJudgment]], stored: dict,
+                 leave_out_flagged: bool) -> dict:
+    """Shares and flags over the judgments, and how unsupported quotes fall on each system's answers."""
+    all_flagged = sum(flagged(row) for row in stored.values())
+    with_verdict = [(pair, row) for pair, row in judged if row.verdict is not None]
+    judgments = [Rated("judgment", len(p.item.system_answer) + len(p.item.baseline_answer),
+                       tuple((row.evidence or {}).get("quotes", []))) for p, row in with_verdict]
+    answers = []
+    for pair, row in with_verdict:
+        quotes = (row.evidence or {}).get("quotes", [])
+        for side, name, text in (("system", spec.system, pair.item.system_answer),
+                                 ("baseline", spec.baseline, pair.item.baseline_answer)):
+            answers.append(Rated(name, len(text), tuple(q for q in quotes if q.get("side") == side)))
+    report = summarise(judgments)
+    by_answer = summarise(answers)
+    return {**report, "leave_out_flagged": leave_out_flagged, "flagged": all_flagged,
+            "left_out": all_flagged if leave_out_flagged else 0,
+            "per_system": by_answer["per_system"], "by_length": by_answer["by_length"]}
 
 
 def judge_jobs(limit: int | None = None) -> list[Job]:
@@ -236,3 +283,19 @@ def task_win_rates(spec: RunSpec) -> dict[str, tuple[float | None, int]]:
         counts = count_outcomes(verdicts)
         rates[task] = (leval_win_rate(verdicts), counts["win"] + counts["loss"] + counts["tie"])
     return rates
+
+
+def judgment_quotes(spec: RunSpec, question_id: int, order: str) -> dict[str, Any] | None:
+    """One stored evidence judgment of the run with its document and its quotes as spans of the shown text."""
+    if not spec.judge_profile.shows_document or order not in ORDERS:
+        return None
+    report = run_report(spec, bootstrap_iterations=0)
+    found = next((pr for pr in report.pairs if pr.pair.question_id == question_id), None)
+    row = found.rows.get(order) if found else None
+    if row is None or row.evidence is None:
+        return None
+    document = db.session.get(Document, row.evidence["document_id"])
+    quotes = row.evidence.get("quotes", [])
+    names = {"A": spec.system if order == "AB" else spec.baseline, "B": spec.baseline if order == "AB" else spec.system}
+    return {"pair": found.pair, "row": row, "order": order, "document": document, "quotes": quotes,
+            "flagged": flagged(row), "answer_names": names, "spans": shown_spans(document.text, quotes)}

@@ -1,7 +1,7 @@
 """The rater cache on the LLMRating table: one row per content address, errors included until retried."""
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -24,6 +24,7 @@ class DBRatingCache:
     prompt_id: int | None
     temperature: float
     job_id: int | None = None
+    check_quotes: Callable[[RatingResult], dict] | None = None  # the evidence profile: the reply's quotes, checked
 
     def get(self, key: str) -> RatingResult | None:
         row = db.session.scalars(select(LLMRating).where(LLMRating.cache_key == key,
@@ -42,10 +43,11 @@ class DBRatingCache:
             LLMRating, result.cache_key, ok=result.ok,
             new_row=lambda: LLMRating(cache_key=result.cache_key, rater_model=self.rater_model,
                                       prompt_id=self.prompt_id, temperature=float(self.temperature)),
-            fill=lambda row: _fill(row, result, self.job_id), succeeded=lambda row: row.score is not None)
+            fill=lambda row: _fill(row, result, self.job_id, self.check_quotes), succeeded=lambda row: row.score is not None)
 
 
-def _fill(row: LLMRating, result: RatingResult, job_id: int | None) -> None:
+def _fill(row: LLMRating, result: RatingResult, job_id: int | None,
+          check_quotes: Callable[[RatingResult], dict] | None) -> None:
     row.answer_id = result.item_id if isinstance(result.item_id, int) else row.answer_id
     row.score = result.score
     row.raw_reply = result.raw_reply
@@ -54,3 +56,5 @@ def _fill(row: LLMRating, result: RatingResult, job_id: int | None) -> None:
     row.completion_tokens = result.completion_tokens
     row.latency_ms = result.latency_ms
     row.job_id = job_id
+    if check_quotes is not None:
+        row.evidence = check_quotes(result) if result.ok else None

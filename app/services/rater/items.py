@@ -18,6 +18,10 @@ class StudyItem:
     system: str
     key: tuple[str, str, str]  # (system, document id, question id), as the score records name an item
 
+    @property
+    def document_id(self) -> int:
+        return int(self.key[1])
+
 
 def study_items(study: Study) -> list[StudyItem]:
     """The study's shown answers in question order, each with what an annotator sees beside it."""

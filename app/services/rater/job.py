@@ -8,18 +8,21 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import update
 
+from app.core.evidence import DEFAULT_CONTEXT_TOKENS, DEFAULT_MAX_QUOTES
+from app.core.evidence import PROFILE as EVIDENCE
 from app.core.llm.pricing import cost_usd, estimate_calls, price_for
 from app.core.rater import (
+    EvidenceOptions,
     RaterTemplate,
     RatingResult,
     RatingSummary,
-    rating_key,
-    render,
+    is_evidence,
+    messages_and_key,
     run_ratings,
 )
 from app.core.rubric import RUBRIC
@@ -29,6 +32,7 @@ from app.services.jobs import JobCancelled, JobContext, submit_job
 from app.services.judge.settings import JudgeSettings, check_concurrency, load_settings
 from app.services.llm import call_cache
 from app.services.llm.endpoints import SettingsError
+from app.services.llm.evidence import EvidenceDocuments
 from app.services.llm.prices import require_price
 from app.services.rater.db_cache import DBRatingCache
 from app.services.rater.items import StudyItem, study_items
@@ -36,6 +40,8 @@ from app.services.rater.prompts import as_template, get_rater_prompt
 
 JOB_KIND = "rater"
 USAGE_KEYS = ("api_calls", "prompt_tokens", "completion_tokens", "cost_usd")
+REFERENCE = "reference"  # the profile without the document
+PROFILES = (REFERENCE, EVIDENCE)
 
 
 class RaterRunError(ValueError):
@@ -52,15 +58,30 @@ class RaterSpec:
     rater_model: str
     prompt_id: int
     temperature: float = 0.0
+    profile: str = REFERENCE
+    max_quotes: int = DEFAULT_MAX_QUOTES  # the evidence profile's: quotes per answer
+    context_tokens: int = DEFAULT_CONTEXT_TOKENS  # the evidence profile's: the rater model's context
+    json_schema: bool = True  # the evidence profile's: ask for JSON through response_format
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> RaterSpec:
         return cls(int(params["study_id"]), str(params["rater_model"]), int(params["prompt_id"]),
-                   float(params.get("temperature", 0.0)))
+                   float(params.get("temperature", 0.0)), str(params.get("profile", REFERENCE)),
+                   int(params.get("max_quotes", DEFAULT_MAX_QUOTES)),
+                   int(params.get("context_tokens", DEFAULT_CONTEXT_TOKENS)), bool(params.get("json_schema", True)))
+
+    @property
+    def evidence(self) -> EvidenceOptions | None:
+        return EvidenceOptions(self.max_quotes, self.json_schema) if self.profile == EVIDENCE else None
 
     def params(self) -> dict[str, Any]:
-        return {"study_id": self.study_id, "rater_model": self.rater_model, "prompt_id": self.prompt_id,
-                "temperature": self.temperature}
+        """The job's params; a reference-only run's are what they always were."""
+        params = {"study_id": self.study_id, "rater_model": self.rater_model, "prompt_id": self.prompt_id,
+                  "temperature": self.temperature}
+        if self.profile == EVIDENCE:
+            params.update(profile=EVIDENCE, max_quotes=self.max_quotes, context_tokens=self.context_tokens,
+                          json_schema=self.json_schema)
+        return params
 
 
 @dataclass
@@ -70,19 +91,28 @@ class PreparedRating:
     prompt: RaterPrompt
     items: list[StudyItem]
     settings: JudgeSettings
+    documents: EvidenceDocuments | None = None  # the evidence profile's, each cut to the context
 
     @property
     def template(self) -> RaterTemplate:
         return as_template(self.prompt)
 
+    def _sent(self, item: StudyItem) -> tuple[list[dict[str, str]], str]:
+        return messages_and_key(item.item, model=self.spec.rater_model, temperature=self.spec.temperature,
+                                template=self.template, rubric=RUBRIC, evidence=self.spec.evidence)
+
     def messages(self, item: StudyItem) -> list[dict[str, str]]:
-        return render(self.template, item.item, RUBRIC)
+        return self._sent(item)[0]
 
     def key(self, item: StudyItem) -> str:
-        return rating_key(self.spec.rater_model, self.spec.temperature, self.messages(item))
+        return self._sent(item)[1]
 
     def cache(self, job_id: int | None = None) -> DBRatingCache:
-        return DBRatingCache(self.spec.rater_model, self.prompt.id, self.spec.temperature, job_id)
+        check = None
+        if self.documents is not None:
+            document_of = {item.answer_id: item.document_id for item in self.items}
+            check = lambda result: self.documents.check(document_of[result.item_id], result.quotes)
+        return DBRatingCache(self.spec.rater_model, self.prompt.id, self.spec.temperature, job_id, check)
 
     def fingerprint(self) -> str:
         digest = hashlib.sha256()
@@ -111,7 +141,33 @@ def prepare(spec: RaterSpec, *, budget_usd: float | None = None) -> PreparedRati
     items = study_items(study)
     if not items:
         raise RaterRunError(f"study {study.name!r} shows no answer to rate")
-    return PreparedRating(spec, study, prompt, items, settings)
+    if (spec.profile == EVIDENCE) != is_evidence(as_template(prompt)):
+        raise RaterRunError(f"the {spec.profile} profile needs a prompt version that "
+                            f"{'shows' if spec.profile == EVIDENCE else 'does not show'} the {{document}}")
+    run = PreparedRating(spec, study, prompt, items, settings)
+    if spec.profile == EVIDENCE:
+        with_documents(run)
+    return run
+
+
+def with_documents(run: PreparedRating) -> None:
+    """Give each item its document, cut once per document to the rater's context beside its longest prompt."""
+    spec = run.spec
+    if not 1 <= spec.max_quotes <= 20:
+        raise RaterRunError("quotes per answer must be between 1 and 20")
+    documents = EvidenceDocuments(spec.rater_model, spec.context_tokens, (item.document_id for item in run.items))
+    rest: dict[int, int] = {}
+    for item in run.items:
+        tokens = sum(documents.counter(m["content"]) for m in run.messages(item))  # the document is still empty
+        rest[item.document_id] = max(rest.get(item.document_id, 0), tokens)
+    try:
+        documents.fit(rest)
+    except ValueError as exc:
+        raise RaterRunError(f"context tokens: {exc}") from None
+    run.items = [replace(item, item=replace(item.item, document=documents.shown(item.document_id),
+                                            document_sha=documents.fingerprint(item.document_id)))
+                 for item in run.items]
+    run.documents = documents
 
 
 def dry_run(spec: RaterSpec) -> dict[str, Any]:
@@ -125,7 +181,8 @@ def dry_run(spec: RaterSpec) -> dict[str, Any]:
         else:
             prompts.append(run.messages(item))
     estimated = estimate_calls(prompts, spec.rater_model, cached=cached, prices=run.settings.prices)
-    return {**estimated, "answers": len(run.items),
+    truncation = run.documents.record() if run.documents else None
+    return {**estimated, "answers": len(run.items), "profile": spec.profile, "truncation": truncation,
             "priced": price_for(spec.rater_model, run.settings.prices) is not None}
 
 
@@ -152,7 +209,7 @@ def execute(run: PreparedRating, *, concurrency: int, budget_usd: float | None, 
     return run_ratings(run.settings.client(), [item.item for item in run.items], model=run.spec.rater_model,
                        template=run.template, rubric=RUBRIC, cache=cache, temperature=run.spec.temperature,
                        concurrency=concurrency, budget_usd=budget_usd, prices=run.settings.prices, cancel=cancel,
-                       on_result=on_result)
+                       on_result=on_result, evidence=run.spec.evidence)
 
 
 def rater_job(ctx: JobContext) -> dict[str, Any]:
@@ -194,6 +251,8 @@ def rater_job(ctx: JobContext) -> dict[str, Any]:
               "completion_tokens": before["completion_tokens"] + summary.completion_tokens, "cost_usd": cost,
               "rated": sum(r.ok for r in summary.results), "errors": summary.errors, "answers": total,
               "skipped": summary.skipped, "stopped": summary.stopped}
+    if run.documents is not None:
+        result["truncation"] = run.documents.record()
     db.session.execute(update(Job).where(Job.id == ctx.job_id).values(result=result))
     db.session.commit()
     if summary.stopped == "cancelled":

@@ -1,7 +1,12 @@
 """Rater prompt versions stored as RaterPrompt rows; an edit adds a version, never rewrites one."""
 from __future__ import annotations
 
-from app.core.rater import DEFAULT_RATER_TEMPLATE, RaterTemplate, validate_template
+from app.core.rater import (
+    DEFAULT_RATER_TEMPLATE,
+    EVIDENCE_RATER_TEMPLATE,
+    RaterTemplate,
+    validate_template,
+)
 from app.models import RaterPrompt
 from app.services.llm.prompt_versions import (
     PromptError,
@@ -17,11 +22,15 @@ def as_template(prompt: RaterPrompt) -> RaterTemplate:
     return RaterTemplate(prompt.name, prompt.version, prompt.system_text, prompt.user_template)
 
 
+# Each profile's shipped prompt: the reference-only one (the default) and the evidence one (it shows the document).
+PROFILE_TEMPLATES = {"reference": DEFAULT_RATER_TEMPLATE, "evidence": EVIDENCE_RATER_TEMPLATE}
+
+
 def ensure_default_rater_prompt() -> RaterPrompt:
-    """Version 1 of the default rater prompt, seeded on first use."""
-    template = DEFAULT_RATER_TEMPLATE
-    return seed_version(RaterPrompt, template.name, template.version, system_text=template.system,
-                        user_template=template.user_template)
+    """Version 1 of each profile's rater prompt, seeded on first use; returns the default's."""
+    rows = [seed_version(RaterPrompt, t.name, t.version, system_text=t.system, user_template=t.user_template)
+            for t in PROFILE_TEMPLATES.values()]
+    return rows[0]
 
 
 _versions = PromptVersions(RaterPrompt, ensure_default_rater_prompt, DEFAULT_RATER_TEMPLATE.name)
@@ -31,9 +40,9 @@ def list_rater_prompts() -> list[RaterPrompt]:
     return _versions.all()
 
 
-def current_rater_prompt() -> RaterPrompt:
-    """The newest version of the default rater prompt."""
-    return _versions.newest()
+def current_rater_prompt(profile: str = "reference") -> RaterPrompt:
+    """The newest version of a profile's rater prompt (the reference-only one by default)."""
+    return _versions.newest(PROFILE_TEMPLATES[profile].name)
 
 
 def get_rater_prompt(prompt_id: int) -> RaterPrompt | None:

@@ -7,6 +7,8 @@ from typing import Any
 
 from sqlalchemy import select
 
+from app.core.evidence import PROFILE as EVIDENCE
+from app.core.evidence import is_flagged
 from app.extensions import db
 from app.models import Job, RaterPrompt
 from app.services.rater.db_cache import rows_by_key
@@ -21,10 +23,15 @@ class StudyRatings:
     scores: dict[tuple[str, str, str], int]  # item key -> 1..5
     answers: int
     errors: int
+    flagged: frozenset = frozenset()  # the evidence profile: item keys whose quotes are all unsupported
 
     @property
     def label(self) -> str:
-        return f"LLM rater {self.spec.rater_model} (prompt v{self.prompt.version})"
+        profile = " · evidence" if self.spec.profile == EVIDENCE else ""
+        return f"LLM rater {self.spec.rater_model} (prompt v{self.prompt.version}{profile})"
+
+    def without_flagged(self) -> dict[tuple[str, str, str], int]:
+        return {key: score for key, score in self.scores.items() if key not in self.flagged}
 
     @property
     def key(self) -> str:
@@ -58,14 +65,16 @@ def study_ratings(spec: RaterSpec, job_id: int) -> StudyRatings | None:
         return None
     keys = {item.key: run.key(item) for item in run.items}
     rows = rows_by_key(keys.values())
-    scores, errors = {}, 0
+    scores, errors, flagged = {}, 0, set()
     for item_key, cache_key in keys.items():
         row = rows.get(cache_key)
         if row is not None and row.score is not None:
             scores[item_key] = row.score
+            if is_flagged((row.evidence or {}).get("quotes", [])):
+                flagged.add(item_key)
         elif row is not None:
             errors += 1
-    return StudyRatings(spec, job_id, run.prompt, scores, len(run.items), errors)
+    return StudyRatings(spec, job_id, run.prompt, scores, len(run.items), errors, frozenset(flagged))
 
 
 def all_study_ratings(study_id: int) -> list[StudyRatings]:
@@ -87,6 +96,12 @@ def rater_agreement(study_id: int, records: list[dict]) -> list[dict[str, Any]]:
     results = []
     for ratings in all_study_ratings(study_id):
         result = agreement(records, ratings.scores).to_dict()
-        results.append({"label": ratings.label, "job_id": ratings.job_id, "rated": len(ratings.scores),
-                        "answers": ratings.answers, "errors": ratings.errors, **result})
+        row = {"label": ratings.label, "job_id": ratings.job_id, "rated": len(ratings.scores),
+               "answers": ratings.answers, "errors": ratings.errors, "profile": ratings.spec.profile, **result}
+        if ratings.spec.profile == EVIDENCE:
+            # The same α without the ratings whose quotes are all unsupported: does it move?
+            kept = ratings.without_flagged()
+            row.update(flagged=len(ratings.flagged),
+                       llm_alpha_unflagged=agreement(records, kept).llm_alpha if kept else None)
+        results.append(row)
     return results
