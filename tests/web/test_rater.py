@@ -264,3 +264,36 @@ def test_a_rater_prompt_edit_with_a_nul_character_is_refused_and_no_version_is_s
     assert "User message template contains a NUL character (\\u0000)" in page
     with demo.app_context():
         assert current_rater_prompt().version == 1
+
+
+def test_a_rater_job_counts_each_call_in_its_row_before_the_server_sees_it(demo, stub, workers):
+    """The rater keeps its usage as the judge does (services/jobs/usage.py): each call is counted, at its
+    reservation, and committed before it is sent, so a worker killed mid-call can only over-count."""
+    import json
+
+    from sqlalchemy import text
+
+    from tests.support.databases import json_value
+
+    seen: list[dict] = []
+
+    def recording_policy(body) -> str:
+        with demo.app_context(), db.engine.connect() as connection:
+            stored = connection.execute(text("SELECT result FROM jobs WHERE kind = 'rater' ORDER BY id DESC")).scalar()
+        seen.append(json_value(stored) if stored else {})
+        return rating_policy(body)
+
+    stub.policy, stub.usage = recording_policy, (100, 50)
+    with demo.app_context():
+        save_settings(base_url=stub.base_url, api_key="sk-rater-test-0123456789",
+                      prices_json=json.dumps({"rater-test": [2000, 1000]}))
+        study_id = db.session.scalars(select(Study)).one().id
+        job_id = launch(RaterSpec(study_id, "rater-test", current_rater_prompt().id), concurrency=1,
+                        budget_usd=100.0).id
+    job = wait_for_job(demo, job_id, lambda j: j.status in ("done", "failed"), timeout=60)
+    assert job.status == "done" and stub.calls == len(seen) >= 3
+    for number, recorded in enumerate(seen, start=1):
+        assert recorded.get("api_calls", 0) >= number, (number, recorded)  # this call is counted already
+        assert recorded.get("reserved_calls", 0) >= 1 and recorded["cost_usd"] >= 0.25 * number
+    assert job.result["reserved_calls"] == 0 and job.result["cost_usd"] == pytest.approx(0.25 * stub.calls)
+    assert job.result["cost_usd_is_upper_bound"] is False

@@ -24,7 +24,14 @@ from app.core.evidence import (
     rating_format,
     read_score,
 )
-from app.core.llm.batch import DEFAULT_CONCURRENCY, Call, Reply, Usage, run_calls
+from app.core.llm.batch import (
+    DEFAULT_CONCURRENCY,
+    Call,
+    Reply,
+    Usage,
+    UsageLedger,
+    run_calls,
+)
 from app.core.llm.pricing import PriceTable
 from app.core.rater.prompt import RaterTemplate, RatingItem, render
 from app.core.rubric import SCALE_MAX, SCALE_MIN
@@ -154,6 +161,7 @@ def run_ratings(
     on_result: Callable[[RatingResult], None] | None = None,
     max_tokens: int | None = None,
     evidence: EvidenceOptions | None = None,
+    ledger: UsageLedger | None = None,
 ) -> RatingSummary:
     """Rate every item, cache first; return what was done (cached items make no call).
 
@@ -196,7 +204,7 @@ def run_ratings(
     usage = run_calls(client, calls(), model=model, on_reply=on_reply, from_cache=from_cache,
                       check=evidence.check if evidence else _no_score, temperature=temperature,
                       max_tokens=REPLY_TOKENS if evidence and max_tokens is None else max_tokens,
-                      concurrency=concurrency, budget_usd=budget_usd, prices=prices, cancel=cancel,
+                      concurrency=concurrency, budget_usd=budget_usd, prices=prices, cancel=cancel, ledger=ledger,
                       response_format=rating_format(evidence.max_quotes) if evidence and evidence.json_schema else None)
     summary = RatingSummary(**vars(usage), results=results)
     summary.errors = sum(not r.ok for r in results)

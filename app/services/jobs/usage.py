@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import update
 
-from app.core.llm.batch import Call, Reply, Reservation
+from app.core.llm.batch import Call, Reply, Reservation, Usage
 from app.extensions import db
 from app.models import Job
 
@@ -79,3 +79,36 @@ class JobUsageLedger:
             totals["reserved_usd"] = max(0.0, totals["reserved_usd"] + reserved)
         db.session.execute(update(Job).where(Job.id == self.job_id)
                            .values(result={**with_bound(totals), "partial": True}))
+
+
+def add_usage(before: dict[str, Any], usage: Usage) -> dict[str, Any]:
+    """A job's usage after one more attempt: its earlier attempts' plus this one's, with the bound flag.
+
+    cost_usd stays None for a model without a price (tokens only, then and now). Calls of crashed
+    attempts whose replies never came stay counted at their reservations.
+    """
+    cost = None if usage.cost_usd is None else (before["cost_usd"] or 0.0) + usage.cost_usd
+    return with_bound({"api_calls": before["api_calls"] + usage.api_calls,
+                       "prompt_tokens": before["prompt_tokens"] + usage.prompt_tokens,
+                       "completion_tokens": before["completion_tokens"] + usage.completion_tokens,
+                       "cost_usd": cost,
+                       "reserved_calls": before["reserved_calls"], "reserved_usd": before["reserved_usd"]})
+
+
+class CallsFailed(RuntimeError):
+    """Some calls of an LLM job ended as error rows; the job fails so that resuming retries them."""
+
+
+def finish_calls_job(job_id: int, result: dict[str, Any], *, stopped: str | None, errors: int, total: int,
+                     noun: str) -> dict[str, Any]:
+    """Store an LLM job's result, then end it as the judge's and the rater's jobs end: cancelled, failed with
+    its error rows kept (a resume retries only them), or done."""
+    from app.services.jobs.registry import JobCancelled
+
+    db.session.execute(update(Job).where(Job.id == job_id).values(result=result))
+    db.session.commit()
+    if stopped == "cancelled":
+        raise JobCancelled()
+    if errors:
+        raise CallsFailed(f"{errors} of {total} {noun} failed and were kept as error rows; resume to retry them")
+    return result

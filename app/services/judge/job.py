@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 
 from app.core.judge import (
     CostEstimate,
@@ -29,9 +29,14 @@ from app.extensions import db
 from app.models import Job, JudgePrompt
 from app.models.base import utcnow
 from app.services.demo_scope import job_is_demo
-from app.services.jobs import JobCancelled, JobContext, submit_job
+from app.services.jobs import JobContext, submit_job
 from app.services.jobs.lifecycle import params_hash
-from app.services.jobs.usage import JobUsageLedger, previous_usage, with_bound
+from app.services.jobs.usage import (
+    JobUsageLedger,
+    add_usage,
+    finish_calls_job,
+    previous_usage,
+)
 from app.services.judge.db_cache import DBJudgeCache
 from app.services.judge.evidence import quote_checker, with_documents
 from app.services.judge.pairs import (
@@ -52,10 +57,6 @@ from app.services.llm.prices import require_price
 
 class JudgeRunError(ValueError):
     """A run that cannot be launched as asked."""
-
-
-class JudgmentsFailed(RuntimeError):
-    """Some calls ended as error rows; the job fails so that resuming retries them."""
 
 
 @dataclass
@@ -173,17 +174,6 @@ def launch(spec: RunSpec, *, concurrency: int, budget_usd: float | None, user_id
     return submit_job(JOB_KIND, params, user_id=user_id, total=2 * len(run.pairs))
 
 
-def _add_usage(before: dict[str, Any], summary: RunSummary) -> dict[str, Any]:
-    # cost_usd is None for a model without a price: tokens only, then and now.
-    cost = None if summary.cost_usd is None else (before["cost_usd"] or 0.0) + summary.cost_usd
-    return with_bound({"api_calls": before["api_calls"] + summary.api_calls,
-                       "prompt_tokens": before["prompt_tokens"] + summary.prompt_tokens,
-                       "completion_tokens": before["completion_tokens"] + summary.completion_tokens,
-                       "cost_usd": cost,
-                       # Calls of crashed attempts whose replies never came stay counted at their reservations.
-                       "reserved_calls": before["reserved_calls"], "reserved_usd": before["reserved_usd"]})
-
-
 def summary_result(summary: RunSummary, usage: dict[str, Any], pairs: int) -> dict[str, Any]:
     """Return a job's result: the CLI's keys (usage cumulative) plus consistency, interval and stop reason."""
     agg = summary.aggregate()
@@ -230,17 +220,11 @@ def judge_job(ctx: JobContext) -> dict[str, Any]:
     summary = execute(run, concurrency=int(params.get("concurrency", 8)), budget_usd=remaining,
                       job_id=ctx.job_id, on_progress=on_progress, cancel=cancel,
                       ledger=JobUsageLedger(ctx.job_id, before))
-    result = summary_result(summary, _add_usage(before, summary), len(run.pairs))
+    result = summary_result(summary, add_usage(before, summary), len(run.pairs))
     if run.documents is not None:
         result["truncation"] = run.documents.record()
-    db.session.execute(update(Job).where(Job.id == ctx.job_id).values(result=result))
-    db.session.commit()
-    if summary.stopped == "cancelled":
-        raise JobCancelled()
-    if summary.errors:
-        raise JudgmentsFailed(f"{summary.errors} of {total} judgments failed and were kept as error rows; "
-                              "resume to retry them")
-    return result
+    return finish_calls_job(ctx.job_id, result, stopped=summary.stopped, errors=summary.errors, total=total,
+                            noun="judgments")
 
 
 def record_finished_run(run: PreparedRun, summary: RunSummary, *, concurrency: int, budget_usd: float | None,
@@ -258,7 +242,7 @@ def record_finished_run(run: PreparedRun, summary: RunSummary, *, concurrency: i
         db.session.add(job)
     total = 2 * len(run.pairs)
     failed = summary.errors > 0
-    job.result = summary_result(summary, _add_usage(previous_usage(job), summary), len(run.pairs))
+    job.result = summary_result(summary, add_usage(previous_usage(job), summary), len(run.pairs))
     job.status = "failed" if failed else "done"
     job.error = (f"{summary.errors} of {total} judgments failed and were kept as error rows; resume to retry them"
                  if failed else None)

@@ -11,11 +11,9 @@ import threading
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy import update
-
 from app.core.evidence import DEFAULT_CONTEXT_TOKENS, DEFAULT_MAX_QUOTES
 from app.core.evidence import PROFILE as EVIDENCE
-from app.core.llm.pricing import cost_usd, estimate_calls, price_for
+from app.core.llm.pricing import estimate_calls, price_for
 from app.core.rater import (
     EvidenceOptions,
     RaterTemplate,
@@ -28,7 +26,13 @@ from app.core.rater import (
 from app.core.rubric import RUBRIC
 from app.extensions import db
 from app.models import Job, RaterPrompt, Study
-from app.services.jobs import JobCancelled, JobContext, submit_job
+from app.services.jobs import JobContext, submit_job
+from app.services.jobs.usage import (
+    JobUsageLedger,
+    add_usage,
+    finish_calls_job,
+    previous_usage,
+)
 from app.services.judge.settings import JudgeSettings, check_concurrency, load_settings
 from app.services.llm import call_cache
 from app.services.llm.endpoints import SettingsError
@@ -39,17 +43,12 @@ from app.services.rater.items import StudyItem, study_items
 from app.services.rater.prompts import as_template, get_rater_prompt
 
 JOB_KIND = "rater"
-USAGE_KEYS = ("api_calls", "prompt_tokens", "completion_tokens", "cost_usd")
 REFERENCE = "reference"  # the profile without the document
 PROFILES = (REFERENCE, EVIDENCE)
 
 
 class RaterRunError(ValueError):
     """A run that cannot be launched as asked."""
-
-
-class RatingsFailed(RuntimeError):
-    """Some calls ended as error rows; the job fails so that resuming retries them."""
 
 
 @dataclass(frozen=True)
@@ -201,7 +200,8 @@ def launch(spec: RaterSpec, *, concurrency: int, budget_usd: float | None, user_
 
 
 def execute(run: PreparedRating, *, concurrency: int, budget_usd: float | None, job_id: int | None = None,
-            on_progress=None, cancel: threading.Event | None = None) -> RatingSummary:
+            on_progress=None, cancel: threading.Event | None = None,
+            ledger: JobUsageLedger | None = None) -> RatingSummary:
     """Rate a prepared run with the DB cache; every call's row is committed as it lands."""
     cache = run.cache(job_id)
     on_result = call_cache.commit_each(cache.record, on_progress)
@@ -209,7 +209,7 @@ def execute(run: PreparedRating, *, concurrency: int, budget_usd: float | None, 
     return run_ratings(run.settings.client(), [item.item for item in run.items], model=run.spec.rater_model,
                        template=run.template, rubric=RUBRIC, cache=cache, temperature=run.spec.temperature,
                        concurrency=concurrency, budget_usd=budget_usd, prices=run.settings.prices, cancel=cancel,
-                       on_result=on_result, evidence=run.spec.evidence)
+                       on_result=on_result, evidence=run.spec.evidence, ledger=ledger)
 
 
 def rater_job(ctx: JobContext) -> dict[str, Any]:
@@ -221,43 +221,24 @@ def rater_job(ctx: JobContext) -> dict[str, Any]:
         raise RaterRunError("the study's answers, references or the prompt changed since this job was launched; "
                             "launch a new run")
     job = db.session.get(Job, ctx.job_id)
-    before = {key: ((job.result or {}).get(key, 0) if job else 0) for key in USAGE_KEYS}
+    # Usage of earlier attempts, calls lost in flight by a crash counted at their reservations.
+    before = previous_usage(job)
     budget = params.get("budget_usd")
     remaining = None if budget is None else max(0.0, float(budget) - (before["cost_usd"] or 0.0))
     total = len(run.items)
     ctx.progress(0, total, f"Rating {total} answers")
     cancel = threading.Event()
-    running = dict(before)
 
     def on_progress(done: int, result: RatingResult) -> None:
-        if not result.cached:
-            running["api_calls"] += 1
-            running["prompt_tokens"] += result.prompt_tokens
-            running["completion_tokens"] += result.completion_tokens
-            call_cost = cost_usd(spec.rater_model, result.prompt_tokens, result.completion_tokens,
-                                 run.settings.prices)
-            if call_cost is not None:
-                running["cost_usd"] = (running["cost_usd"] or 0.0) + call_cost
         ctx.progress(done, total, f"{done} of {total} answers rated", commit=False)
-        db.session.execute(update(Job).where(Job.id == ctx.job_id).values(result={**running, "partial": True}))
         if ctx.cancelled():
             cancel.set()
 
     summary = execute(run, concurrency=int(params.get("concurrency", 8)), budget_usd=remaining, job_id=ctx.job_id,
-                      on_progress=on_progress, cancel=cancel)
-    cost = None if summary.cost_usd is None else (before["cost_usd"] or 0.0) + summary.cost_usd
-    result = {"api_calls": before["api_calls"] + summary.api_calls, "cached": summary.cached,
-              "prompt_tokens": before["prompt_tokens"] + summary.prompt_tokens,
-              "completion_tokens": before["completion_tokens"] + summary.completion_tokens, "cost_usd": cost,
-              "rated": sum(r.ok for r in summary.results), "errors": summary.errors, "answers": total,
-              "skipped": summary.skipped, "stopped": summary.stopped}
+                      on_progress=on_progress, cancel=cancel, ledger=JobUsageLedger(ctx.job_id, before))
+    result = {**add_usage(before, summary), "cached": summary.cached, "rated": sum(r.ok for r in summary.results),
+              "errors": summary.errors, "answers": total, "skipped": summary.skipped, "stopped": summary.stopped}
     if run.documents is not None:
         result["truncation"] = run.documents.record()
-    db.session.execute(update(Job).where(Job.id == ctx.job_id).values(result=result))
-    db.session.commit()
-    if summary.stopped == "cancelled":
-        raise JobCancelled()
-    if summary.errors:
-        raise RatingsFailed(f"{summary.errors} of {total} ratings failed and were kept as error rows; "
-                            "resume to retry them")
-    return result
+    return finish_calls_job(ctx.job_id, result, stopped=summary.stopped, errors=summary.errors, total=total,
+                            noun="ratings")
