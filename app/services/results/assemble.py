@@ -99,7 +99,7 @@ def analyse(study_id: int, view: str = "all", profile: str = "official", *, win_
 
     def compute() -> dict[str, Any]:
         from app.core.stats.analyses import (
-            build_results,  # numpy and scipy load on the first analysis, not at start
+            build_results,  # numpy loads on the first analysis, not at start
         )
 
         scores = current_scores(study_id, include_stale)

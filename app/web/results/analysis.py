@@ -30,7 +30,7 @@ def _common(study, view: str, profile: str) -> dict:
 def correlation():
     study, view, profile = study_arg(), view_arg(), profile_arg()
     from app.core.stats.correlation import (
-        MIN_SYSTEMS_TO_RANK,  # scipy loads with the first analysis, not at start
+        MIN_SYSTEMS_TO_RANK,  # numpy loads with the first analysis, not at start
     )
 
     data = analyse(study.id, view, profile)
