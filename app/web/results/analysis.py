@@ -33,7 +33,7 @@ def correlation():
         MIN_SYSTEMS_TO_RANK,  # numpy loads with the first analysis, not at start
     )
 
-    data = analyse(study.id, view, profile)
+    data = analyse(study.id, view, profile, parts=("correlation",))
     return render_template("results/correlation.html", data=data, charts=correlation_charts(data),
                            min_systems_to_rank=MIN_SYSTEMS_TO_RANK, **_common(study, view, profile))
 
@@ -42,7 +42,7 @@ def correlation():
 @staff_required
 def agreement():
     study, view = study_arg(), view_arg()
-    data = analyse(study.id, view)
+    data = analyse(study.id, view, parts=("agreement",))
     return render_template("results/agreement.html", data=data, chart=alpha_chart(data["agreement"]["alpha"]),
                            raters=rater_agreement(study.id, view), **_common(study, view, "official"))
 
