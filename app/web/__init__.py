@@ -70,6 +70,12 @@ def _keep_compiled_templates(app: Flask) -> None:
     from app.services.folders import template_cache_folder
 
     class TemplateCache(FileSystemBytecodeCache):
+        def load_bytecode(self, bucket) -> None:
+            try:
+                super().load_bytecode(bucket)
+            except OSError:
+                pass
+
         def dump_bytecode(self, bucket) -> None:
             try:
                 super().dump_bytecode(bucket)
