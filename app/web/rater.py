@@ -31,6 +31,7 @@ from app.services.rater import (
     dry_run,
     launch,
     list_rater_prompts,
+    rater_run,
 )
 from app.services.rater.prompts import get_rater_prompt
 from app.web.forms import PromptForm, Storable
@@ -80,10 +81,11 @@ def index():
                 job = launch(spec, concurrency=form.concurrency.data, budget_usd=form.budget_usd.data,
                              user_id=current_user.id)
                 flash(f"Rater run #{job.id} queued.", "info")
-                return redirect(url_for("jobs.detail", job_id=job.id))
+                return redirect(url_for("rater.run", job_id=job.id))
             estimate = dry_run(spec)
         except DuplicateJob as exc:
             flash(f"The same rater run is already {exc.job.status}: job #{exc.job.id}.", "info")
+            return redirect(url_for("rater.run", job_id=exc.job.id))
         except RaterRunError as exc:
             flash(str(exc), "error")
     elif form.is_submitted():
@@ -93,6 +95,15 @@ def index():
     prompts = {p.id: p for p in db.session.scalars(select(RaterPrompt))}
     return render_template("rater/index.html", form=form, estimate=estimate, jobs=jobs, studies=studies,
                            prompts=prompts, rater_prompts=list_rater_prompts())
+
+
+@bp.get("/rater/runs/<int:job_id>")
+@staff_required
+def run(job_id: int):
+    found = rater_run(job_id)
+    if found is None:
+        abort(404)
+    return render_template("rater/run.html", run=found, job=found.job, spec=found.spec, result=found.job.result or {})
 
 
 @bp.route("/rater/prompts/<int:prompt_id>", methods=["GET", "POST"])

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import select
 
 from app.extensions import db
-from app.models import Job, RaterPrompt
+from app.models import Job, RaterPrompt, Study
 from app.services.rater.db_cache import rows_by_key
 from app.services.rater.job import JOB_KIND, RaterRunError, RaterSpec, prepare
 
@@ -66,6 +66,30 @@ def study_ratings(spec: RaterSpec, job_id: int) -> StudyRatings | None:
         elif row is not None:
             errors += 1
     return StudyRatings(spec, job_id, run.prompt, scores, len(run.items), errors)
+
+
+@dataclass
+class RaterRun:
+    """One rater job for its run page: what it was asked, and the ratings stored for the study's answers now."""
+
+    job: Job
+    spec: RaterSpec
+    study: Study | None
+    prompt: RaterPrompt | None
+    ratings: StudyRatings | None  # None when the study's answers cannot be prepared (the study is gone)
+
+
+def rater_run(job_id: int) -> RaterRun | None:
+    """The rater job `job_id` (None for no job, or a job of another kind)."""
+    job = db.session.get(Job, job_id)
+    if job is None or job.kind != JOB_KIND:
+        return None
+    try:
+        spec = RaterSpec.from_params(job.params or {})
+    except (KeyError, TypeError, ValueError):
+        return None
+    return RaterRun(job, spec, db.session.get(Study, spec.study_id), db.session.get(RaterPrompt, spec.prompt_id),
+                    study_ratings(spec, job.id))
 
 
 def all_study_ratings(study_id: int) -> list[StudyRatings]:
