@@ -122,7 +122,7 @@ def test_untrusted_text_is_escaped(app, scored):
 def test_system_page_lists_tasks_with_profile(app, scored):
     page = scored.get(f"/leaderboard/systems/{ids(app)['verbose-7b']}?profile=fixed").get_data(as_text=True)
     assert 'data-task="*"' in page and 'data-task="quality"' in page and 'data-task="human_eval"' in page
-    assert "<strong>fixed</strong> profile" in page
+    assert 'data-profile="fixed">fixed</strong> profile' in page
 
 
 def test_judge_column_uses_win_rates_when_available(app, scored, monkeypatch):
