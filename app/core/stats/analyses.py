@@ -44,7 +44,12 @@ def build_results(
         min_significant_tau,
         rank_table,
     )
-    from app.core.stats.human import breakdown, only_annotators, summarize_systems, system_means
+    from app.core.stats.human import (
+        breakdown,
+        only_annotators,
+        summarize_systems,
+        system_means,
+    )
 
     rows = list(records)
     if finished_annotators is not None:

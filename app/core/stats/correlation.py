@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from app.core.text import word_count
 from app.core.stats.kendall import kendall_tau_b, rankdata
 from app.core.stats.records import clean
+from app.core.text import word_count
 
 MIN_SYSTEMS_FOR_TRUST = 7
 # A measure that covers fewer systems than this ranks nothing: one system is "rank 1" of itself.
