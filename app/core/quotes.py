@@ -17,8 +17,6 @@ from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
 
-from rapidfuzz import fuzz
-from rapidfuzz.distance import Levenshtein
 
 EXACT, CLOSE, UNSUPPORTED = "exact", "close", "unsupported"
 
@@ -281,6 +279,8 @@ class DocumentIndex:
         for _, offset, word in sorted(present)[:ANCHORS_PER_QUOTE]:
             for position in self.positions[word][:OCCURRENCES_PER_ANCHOR]:
                 votes[max(0, position - offset) // BUCKET_WORDS] += 1  # nearby starts vote together
+        from rapidfuzz import fuzz  # here, not at import: the pages that only read stored statuses never load it
+
         joined = " ".join(words)
         best: tuple[int, int, float] | None = None
         for bucket, _ in votes.most_common(CANDIDATES):
@@ -300,6 +300,8 @@ def align(quote: list[str], window: list[str], offset: int) -> tuple[list[tuple[
     are context, not part of the passage: an end block keeps only as many passage words as it
     has quote words, so "1997 the board" in "... in 1998 the board" pairs 1997 with 1998.
     """
+    from rapidfuzz.distance import Levenshtein
+
     blocks: list[list[int]] = []
     covered: list[tuple[int, int]] = []  # window words the passage is made of
     for op in Levenshtein.opcodes(quote, window):

@@ -5,7 +5,8 @@
 - uploads (UPLOAD_FOLDER): confirmed prediction files;
 - staging (UPLOAD_FOLDER/staging): uploads spooled, previewed and waiting to be confirmed;
 - deleted: the scores exported before a study, system or upload is deleted (web and command line);
-- downloads: L-Eval's files fetched by `import-leval --download`.
+- downloads: L-Eval's files fetched by `import-leval --download`;
+- templates: the compiled page templates, kept so a restarted server need not compile them again.
 """
 from __future__ import annotations
 
@@ -32,6 +33,11 @@ def deleted_folder() -> Path:
 
 def downloads_folder() -> Path:
     return instance_folder() / "downloads"
+
+
+def template_cache_folder(instance: Path) -> Path:
+    """Jinja's compiled templates (set up with the app, before any app context: hence the argument)."""
+    return Path(instance) / "cache" / "templates"
 
 
 def queue_folder() -> Path:

@@ -33,8 +33,9 @@ from app.services.rater import (
     dry_run,
     launch,
     list_rater_prompts,
+    rater_run,
 )
-from app.services.rater.evidence import NotAnEvidenceRun, evidence_run, rating_quotes
+from app.services.rater.evidence import NotAnEvidenceRun, rating_quotes
 from app.services.rater.job import PROFILES
 from app.services.rater.prompts import get_rater_prompt
 from app.web.forms import PromptForm, Storable
@@ -91,10 +92,11 @@ def index():
                 job = launch(spec, concurrency=form.concurrency.data, budget_usd=form.budget_usd.data,
                              user_id=current_user.id)
                 flash(f"Rater run #{job.id} queued.", "info")
-                return redirect(url_for("jobs.detail", job_id=job.id))
+                return redirect(url_for("rater.run", job_id=job.id))
             estimate = dry_run(spec)
         except DuplicateJob as exc:
             flash(f"The same rater run is already {exc.job.status}: job #{exc.job.id}.", "info")
+            return redirect(url_for("rater.run", job_id=exc.job.id))
         except RaterRunError as exc:
             flash(str(exc), "error")
     elif form.is_submitted():
@@ -111,18 +113,6 @@ def index():
 LEAVE_OUT = "out"  # ?flagged=out: the one switch that leaves flagged ratings out of every number
 
 
-@bp.get("/rater/runs/<int:job_id>")
-@staff_required
-def run(job_id: int):
-    leave_out = request.args.get("flagged") == LEAVE_OUT
-    try:
-        report = evidence_run(job_id, leave_out_flagged=leave_out)
-    except NotAnEvidenceRun:
-        abort(404)
-    return render_template("rater/run.html", report=report, leave_out=leave_out, study=report.run.study,
-                           prompt=report.run.prompt, spec=report.run.spec)
-
-
 @bp.get("/rater/runs/<int:job_id>/quotes")
 @staff_required
 def quotes(job_id: int):
@@ -135,6 +125,17 @@ def quotes(job_id: int):
         abort(404)
     return render_template("rater/quotes.html", rating=rating, document=rating["document"],
                            pane_url=url_for("authoring.pane", document_id=rating["document"].id))
+
+
+@bp.get("/rater/runs/<int:job_id>")
+@staff_required
+def run(job_id: int):
+    leave_out = request.args.get("flagged") == LEAVE_OUT
+    found = rater_run(job_id, leave_out_flagged=leave_out)
+    if found is None:
+        abort(404)
+    return render_template("rater/run.html", run=found, job=found.job, spec=found.spec, result=found.job.result or {},
+                           report=found.evidence, leave_out=leave_out)
 
 
 @bp.route("/rater/prompts/<int:prompt_id>", methods=["GET", "POST"])

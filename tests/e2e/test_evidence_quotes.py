@@ -51,7 +51,7 @@ def test_the_drill_down_highlights_each_located_quote_with_its_status(stub_and_s
     page.get_by_label("Rater model").fill("evidence-test")
     page.get_by_label("Rater context, tokens (evidence)").fill("4000")
     page.get_by_role("button", name="Rate every answer").click()
-    job_id = int(re.search(r"/jobs/(\d+)", page.url).group(1))
+    job_id = int(re.search(r"/judge/rater/runs/(\d+)", page.url).group(1))  # the launch lands on the run page
     for _ in range(300):
         status = page.request.get(f"{server.url}/jobs/api/{job_id}").json()["status"]
         if status in ("done", "failed"):

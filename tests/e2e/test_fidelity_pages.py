@@ -123,7 +123,12 @@ def test_adjacent_system_tests_then_an_llm_rater_run_against_the_annotators(page
             assert stub.calls == 0  # a dry run makes no call
             screenshot(page, "fidelity-rater-estimate")
             page.get_by_role("button", name="Rate every answer").click()
+            # The launch lands on the run's own page, as the judge's does, and it fills in as the job runs.
+            expect(page).to_have_url(re.compile(r"/judge/rater/runs/\d+$"))
+            expect(page.get_by_role("heading", name=re.compile(r"^Rater run #\d+: gpt-4 on "))).to_be_visible()
             expect(page.locator(".job-status").first).to_have_text("done", timeout=30_000)
+            page.reload()
+            expect(page.locator('[data-metric="rated"]')).to_contain_text(re.compile(r"^[1-9]\d* of \d+ answers"))
             assert stub.calls > 0
             page.goto(server.url + "/results/agreement")
             section = page.locator("section.rater-agreement").first

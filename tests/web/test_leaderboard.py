@@ -54,7 +54,7 @@ def test_leaderboard_columns_and_values(app, scored):
     # A column empty for every system is not shown: the demo has no rouge task and no judge run over tasks.
     for header in ("ROUGE-L avg", "LLM-judge win %", "Max-Ctx", "Ret. · PE · IDD"):
         assert header not in page
-    assert 'data-field="profile">official<' in page and "<strong>official</strong> profile" in page
+    assert 'data-field="profile">official<' in page and 'data-profile="official">official</strong> profile' in page
     row = row_of(page, "terse-13b")
     assert cell(row, "exact_match") == f"{value(app, 'terse-13b', '*', 'exact_match'):.2f}" == "87.50"
     assert cell(row, "f1") == f"{value(app, 'terse-13b', '*', 'f1'):.2f}"
@@ -122,7 +122,7 @@ def test_untrusted_text_is_escaped(app, scored):
 def test_system_page_lists_tasks_with_profile(app, scored):
     page = scored.get(f"/leaderboard/systems/{ids(app)['verbose-7b']}?profile=fixed").get_data(as_text=True)
     assert 'data-task="*"' in page and 'data-task="quality"' in page and 'data-task="human_eval"' in page
-    assert "<strong>fixed</strong> profile" in page
+    assert 'data-profile="fixed">fixed</strong> profile' in page
 
 
 def test_judge_column_uses_win_rates_when_available(app, scored, monkeypatch):

@@ -2,9 +2,10 @@
 
 Modules: `records` (score records), `bootstrap` (resampling), `human` (per-system summaries),
 `agreement` (Krippendorff's alpha, pairwise agreement), `correlation` (Kendall tau against
-humans, ranks, disagreements, length deltas), `length_instruction` (L-Eval's "N-word" prompts)
+humans, ranks, disagreements, length deltas), `kendall` (τ-b and its p-value, scipy's formulas
+without scipy's 1–2 s import), `length_instruction` (L-Eval's "N-word" prompts)
 `analyses` (everything the results page shows, in one call) and `judge_bias` (position and length
-bias probes of a judge run). numpy, scipy and krippendorff
+bias probes of a judge run). numpy and krippendorff
 load with the module that needs them: importing this package costs nothing.
 """
 from __future__ import annotations

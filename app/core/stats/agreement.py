@@ -9,7 +9,6 @@ from typing import Any
 
 import krippendorff
 import numpy as np
-from scipy import stats
 
 from app.core.stats.bootstrap import (
     DEFAULT_CONFIDENCE,
@@ -17,6 +16,7 @@ from app.core.stats.bootstrap import (
     canonical_resample_weights,
     percentile_interval,
 )
+from app.core.stats.kendall import kendall_tau_b
 from app.core.stats.records import (
     SCORE_VALUES,
     ItemKey,
@@ -214,7 +214,7 @@ def pairwise_agreement(data: ReliabilityData) -> list[PairAgreement]:
             reason = "fewer than two common items" if n_common < 2 else "one annotator gave a single value: τ undefined"
             rows.append(PairAgreement(*names, n_common, None, None, exact, within_one, reason))
             continue
-        result = stats.kendalltau(x, y, variant="b")
+        result = kendall_tau_b(x, y)
         rows.append(
             PairAgreement(*names, n_common, clean(result.statistic), clean(result.pvalue), exact, within_one)
         )

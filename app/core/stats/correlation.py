@@ -9,10 +9,10 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
-from app.core.text import word_count
+from app.core.stats.kendall import kendall_tau_b, rankdata
 from app.core.stats.records import clean
+from app.core.text import word_count
 
 MIN_SYSTEMS_FOR_TRUST = 7
 # A measure that covers fewer systems than this ranks nothing: one system is "rank 1" of itself.
@@ -108,7 +108,7 @@ def kendall_row(metric: str, human: Mapping[str, float], values: Mapping[str, fl
         return CorrelationRow(
             metric, None, None, n, systems, (f"the {constant} is the same for every system: τ undefined",)
         )
-    result = stats.kendalltau(human_column, metric_column, variant="b")
+    result = kendall_tau_b(human_column, metric_column)
     tau, p_value = clean(result.statistic), clean(result.pvalue)
     if n < MIN_SYSTEMS_FOR_TRUST:
         # The threshold with 7 systems is said once, above the table, not on every row.
@@ -146,7 +146,7 @@ def length_instruction_comparison(
 
 def _descending_ranks(values: np.ndarray) -> np.ndarray:
     """Rank so the highest value is 1, averaging ties as tau-b does."""
-    return stats.rankdata(-values, method="average")
+    return rankdata(-values)
 
 
 def rank_table(
@@ -260,7 +260,7 @@ def _permutation_with_inversions(n: int, inversions: int) -> list[int]:
 
 @lru_cache(maxsize=64)
 def min_significant_tau(n: int, alpha: float = SIGNIFICANCE_LEVEL) -> float | None:
-    """Return the smallest tau that scipy's test calls significant for n untied systems.
+    """Return the smallest tau that Kendall's exact test calls significant for n untied systems.
 
     For 7 systems this is 15/21 ≈ 0.714. The p-value grows with the number of
     discordant pairs, so a binary search over that number finds the boundary.
@@ -270,7 +270,7 @@ def min_significant_tau(n: int, alpha: float = SIGNIFICANCE_LEVEL) -> float | No
     identity = list(range(n))
 
     def significant(inversions: int) -> bool:
-        return stats.kendalltau(identity, _permutation_with_inversions(n, inversions)).pvalue < alpha
+        return kendall_tau_b(identity, _permutation_with_inversions(n, inversions)).pvalue < alpha
 
     if not significant(0):
         return None
@@ -281,4 +281,4 @@ def min_significant_tau(n: int, alpha: float = SIGNIFICANCE_LEVEL) -> float | No
             low = middle
         else:
             high = middle - 1
-    return float(stats.kendalltau(identity, _permutation_with_inversions(n, low)).statistic)
+    return float(kendall_tau_b(identity, _permutation_with_inversions(n, low)).statistic)

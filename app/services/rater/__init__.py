@@ -20,12 +20,13 @@ from app.services.rater.prompts import (
 from app.services.rater.reports import (
     rater_agreement,
     rater_columns,
+    rater_run,
     rater_runs,
     study_ratings,
 )
 
 __all__ = [
     "JOB_KIND", "RaterPromptError", "RaterRunError", "RaterSpec", "create_rater_version", "current_rater_prompt",
-    "dry_run", "launch", "list_rater_prompts", "rater_agreement", "rater_columns", "rater_job", "rater_runs",
+    "dry_run", "launch", "list_rater_prompts", "rater_agreement", "rater_columns", "rater_job", "rater_run", "rater_runs",
     "study_ratings",
 ]

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from app.core.evidence import PROFILE as EVIDENCE
 from app.core.evidence import is_flagged
 from app.extensions import db
-from app.models import Job, RaterPrompt
+from app.models import Job, RaterPrompt, Study
 from app.services.rater.db_cache import rows_by_key
 from app.services.rater.job import JOB_KIND, RaterRunError, RaterSpec, prepare
 
@@ -75,6 +75,40 @@ def study_ratings(spec: RaterSpec, job_id: int) -> StudyRatings | None:
         elif row is not None:
             errors += 1
     return StudyRatings(spec, job_id, run.prompt, scores, len(run.items), errors, frozenset(flagged))
+
+
+@dataclass
+class RaterRun:
+    """One rater job for its run page: what it was asked, and the ratings stored for the study's answers now."""
+
+    job: Job
+    spec: RaterSpec
+    study: Study | None
+    prompt: RaterPrompt | None
+    ratings: StudyRatings | None  # None when the study's answers cannot be prepared (the study is gone)
+    evidence: Any = None  # an evidence-profile run's quote report (services/rater/evidence.EvidenceRun)
+
+
+def rater_run(job_id: int, *, leave_out_flagged: bool = False) -> RaterRun | None:
+    """The rater job `job_id` (None for no job, or a job of another kind); an evidence-profile run comes
+    with its quote report, flagged ratings left out of it when asked."""
+    job = db.session.get(Job, job_id)
+    if job is None or job.kind != JOB_KIND:
+        return None
+    try:
+        spec = RaterSpec.from_params(job.params or {})
+    except (KeyError, TypeError, ValueError):
+        return None
+    evidence = None
+    if spec.evidence is not None:
+        from app.services.rater.evidence import NotAnEvidenceRun, evidence_run
+
+        try:
+            evidence = evidence_run(job.id, leave_out_flagged=leave_out_flagged)
+        except NotAnEvidenceRun:  # its study is gone: the page says so
+            evidence = None
+    return RaterRun(job, spec, db.session.get(Study, spec.study_id), db.session.get(RaterPrompt, spec.prompt_id),
+                    study_ratings(spec, job.id), evidence)
 
 
 def all_study_ratings(study_id: int) -> list[StudyRatings]:

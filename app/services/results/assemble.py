@@ -5,7 +5,7 @@ asked for), its systems and its questions.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Collection, Hashable
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
@@ -14,6 +14,7 @@ from sqlalchemy import select
 
 from app.core.judge.profiles import PROFILES as JUDGE_PROFILES
 from app.core.metrics.profiles import PROFILES
+from app.core.stats.analyses import PARTS
 from app.core.stats.bootstrap import DEFAULT_RESAMPLES
 from app.core.version import __version__
 from app.extensions import db
@@ -92,38 +93,46 @@ def _check(view: str, profile: str) -> None:
         raise ValueError(f"profile must be one of {PROFILES}, not {profile!r}")
 
 
-def analyse(study_id: int, view: str = "all", profile: str = "official", *, win_rates: WinRates | None = None,
-            n_resamples: int = DEFAULT_RESAMPLES, include_stale: bool = False) -> dict[str, Any]:
-    """Run every analysis of the results pages on the study's current scores of one view."""
+def analyse(study_id: int, view: str = "all", profile: str = "official", *, parts: Collection[str] = PARTS,
+            win_rates: WinRates | None = None, n_resamples: int = DEFAULT_RESAMPLES,
+            include_stale: bool = False) -> dict[str, Any]:
+    """Run the analyses of the results pages (`parts`: those a page shows) on the study's current scores of one view."""
     _check(view, profile)
+    parts = tuple(part for part in PARTS if part in parts)
+    correlated = "correlation" in parts
 
     def compute() -> dict[str, Any]:
         from app.core.stats.analyses import (
-            build_results,  # numpy and scipy load on the first analysis, not at start
+            build_results,  # numpy loads on the first analysis, not at start
         )
 
         scores = current_scores(study_id, include_stale)
-        columns = columns_for(study_id, profile, win_rates)
+        # Only the correlations read metric values and judge win rates.
+        columns = columns_for(study_id, profile, win_rates) if correlated else []
         usable = [column for column in columns if column.values]
         results = build_results(
             scores.for_view(view), {column.label: column.values for column in usable},
-            length_instructed=length_instructed_systems(study_id), n_resamples=n_resamples,
+            length_instructed=length_instructed_systems(study_id), n_resamples=n_resamples, parts=parts,
         )
         results.update(
             study_id=study_id, view=view, profile=profile, profile_label=PROFILE_LABELS[profile],
             n_included=scores.n_included, include_stale=include_stale,
             n_stale=sum(1 for record in scores.records if record.get("stale")),
             progress=[p.to_dict() for p in scores.progress], finished_annotators=scores.finished_annotators,
-            metric_columns=[column.to_dict() for column in usable],
-            missing_metrics=[column.label for column in columns if not column.values],
-            missing_reasons={column.label: missing_reason(column, columns) for column in columns if not column.values},
             length_instructed=length_instructed_systems(study_id),
         )
+        if correlated:
+            results.update(
+                metric_columns=[column.to_dict() for column in usable],
+                missing_metrics=[column.label for column in columns if not column.values],
+                missing_reasons={column.label: missing_reason(column, columns)
+                                 for column in columns if not column.values},
+            )
         return results
 
     if win_rates is not None:
         return compute()
-    return cached(("analysis", study_id, view, profile, n_resamples, include_stale), compute)
+    return cached(("analysis", study_id, view, profile, parts, n_resamples, include_stale), compute)
 
 
 def disagreements(study_id: int, column_key: str, view: str = "all", profile: str = "official",

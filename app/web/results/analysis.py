@@ -30,10 +30,10 @@ def _common(study, view: str, profile: str) -> dict:
 def correlation():
     study, view, profile = study_arg(), view_arg(), profile_arg()
     from app.core.stats.correlation import (
-        MIN_SYSTEMS_TO_RANK,  # scipy loads with the first analysis, not at start
+        MIN_SYSTEMS_TO_RANK,  # numpy loads with the first analysis, not at start
     )
 
-    data = analyse(study.id, view, profile)
+    data = analyse(study.id, view, profile, parts=("correlation",))
     return render_template("results/correlation.html", data=data, charts=correlation_charts(data),
                            min_systems_to_rank=MIN_SYSTEMS_TO_RANK, **_common(study, view, profile))
 
@@ -42,12 +42,12 @@ def correlation():
 @staff_required
 def agreement():
     study, view = study_arg(), view_arg()
-    from app.core.stats.rater_agreement import (  # scipy loads with the first analysis, not at start
+    from app.core.stats.rater_agreement import (  # numpy loads with the first analysis, not at start
         MIN_CEILING_ANNOTATORS,
         MIN_CEILING_ITEMS,
     )
 
-    data = analyse(study.id, view)
+    data = analyse(study.id, view, parts=("agreement",))
     ceiling_minimum = {"annotators": MIN_CEILING_ANNOTATORS, "answers": MIN_CEILING_ITEMS}
     return render_template("results/agreement.html", data=data, chart=alpha_chart(data["agreement"]["alpha"]),
                            raters=rater_agreement(study.id, view), ceiling_minimum=ceiling_minimum,

@@ -43,7 +43,7 @@ def _threshold_line(data: dict[str, Any]) -> list[tuple[float, str]]:
     threshold = data.get("significance_threshold_tau")
     if threshold is None:
         return []
-    return [(threshold, f"p < 0.05 needs τ ≥ {threshold:.3f} with {len(data['systems'])} systems")]
+    return [(threshold, f"p < 0.05 needs τ ≥ {threshold:.3f} with {len(data['ranks'])} systems")]
 
 
 def correlation_charts(data: dict[str, Any]) -> dict[str, Any]:

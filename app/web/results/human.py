@@ -31,7 +31,7 @@ def _same_page(study_id: int) -> str:
 @staff_required
 def human():
     study, view, stale = study_arg(), view_arg(), stale_arg()
-    data = analyse(study.id, view, include_stale=stale)
+    data = analyse(study.id, view, parts=("human",), include_stale=stale)
     return render_template(
         "results/human.html", study=study, data=data, view=view, view_labels=VIEW_LABELS, stale=stale,
         charts=human_charts(data), by_task=pivot(data["breakdowns"]["task"]),
