@@ -47,7 +47,7 @@ def test_upload_preview_confirm_progress_and_leaderboard(slow_server, page, tmp_
 
     sign_in(page, slow_server.url, slow_server.admin_user, slow_server.admin_password)
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Predictions").click()
-    page.get_by_label("Prediction files").set_input_files([str(single), str(bad), str(archive)])
+    page.get_by_label("Prediction, task or reference files").set_input_files([str(single), str(bad), str(archive)])
     page.get_by_role("button", name="Upload and preview").click()
 
     page.get_by_role("heading", name="Check the upload").wait_for()
