@@ -63,9 +63,9 @@ def test_upload_preview_confirm_progress_and_leaderboard(slow_server, page, tmp_
     broken = page.locator('#upload-errors [data-file="broken.pred.jsonl"]')
     assert "line 2" in broken.locator('[data-field="errors"]').inner_text()
     assert "unsafe path" in page.get_by_role("heading", name="Refused").locator("..").inner_text()
-    # Summary first, then the errors, then the details.
+    # The summary and Confirm first, then the files (each with its details), then the errors.
     tops = [page.locator(selector).bounding_box()["y"] for selector in
-            ("#upload-summary", "#upload-errors", 'details[data-file="e2e-model.pred.jsonl"]')]
+            ("#upload-decision", "#upload-summary", "#upload-errors")]
     assert tops == sorted(tops), tops
     screenshot(page, "predictions-preview")
 
