@@ -11,10 +11,12 @@ import pytest
 from sqlalchemy import func, select
 
 from app.extensions import db
-from app.models import Job, Prediction
+from app.models import Document, Job, Prediction, Question, System
+from app.models.corpus import LVEVAL
+from app.services.demo import DEMO_PATH
 from app.services.jobs.worker import execute_job
 from tests.support.lveval_data import write_model
-from tests.support.predictions import batch_id, confirm, make_zip, post_upload
+from tests.support.predictions import batch_id, confirm, load_demo_data, make_zip, post_upload
 
 DATASETS, LEVELS = ("cmrc_mixup", "factrecall_en"), ("16k", "32k")
 
@@ -77,3 +79,22 @@ def test_an_unsupported_file_is_named_and_the_picker_filters_by_type(app, resear
     alert = re.search(r'<div class="flash flash-error" role="alert" data-field="nothing-read">(.*?)</div>', page, re.DOTALL)
     assert alert and "notes.txt: only .jsonl files" in alert.group(1)
     assert "Confirm:" not in page and 'id="upload-summary"' not in page
+
+
+def test_an_lveval_model_uploads_beside_the_demo_into_documents_of_its_own(app, researcher, auth, model_zip):
+    """The README's way: the demo is there, real data arrives, then an LV-Eval model is uploaded. The demo's
+    documents of the same datasets and levels must neither block the import nor receive the real model."""
+    load_demo_data(app)
+    task = (DEMO_PATH / "LEval-data/Closed-ended-tasks/quality.jsonl").read_bytes().replace(b"district", b"borough")
+    confirm(researcher, auth, batch_id(post_upload(researcher, auth, [("quality.jsonl", task)])))  # real data now
+    response = confirm(researcher, auth, batch_id(post_upload(researcher, auth, [("kite.zip", model_zip)])))
+    said = researcher.get(response.headers["Location"]).get_data(as_text=True)
+    assert "Imported 4 files: 12 predictions stored for kite-16k." in said
+    with app.app_context():
+        marks = set(db.session.execute(
+            select(Document.task, Document.is_demo).join(Question).join(Prediction).join(System)
+            .where(System.name == "kite-16k", Document.collection == LVEVAL)).all())
+        assert marks == {(f"{d}_{level}", False) for d in DATASETS for level in LEVELS}
+        demo_documents = db.session.scalar(select(func.count()).select_from(Document).where(
+            Document.collection == LVEVAL, Document.is_demo.is_(True)))
+        assert demo_documents == 55, "the demo keeps its own documents"
