@@ -16,7 +16,13 @@ from app.models.corpus import LVEVAL
 from app.services.demo import DEMO_PATH
 from app.services.jobs.worker import execute_job
 from tests.support.lveval_data import write_model
-from tests.support.predictions import batch_id, confirm, load_demo_data, make_zip, post_upload
+from tests.support.predictions import (
+    batch_id,
+    confirm,
+    load_demo_data,
+    make_zip,
+    post_upload,
+)
 
 DATASETS, LEVELS = ("cmrc_mixup", "factrecall_en"), ("16k", "32k")
 
