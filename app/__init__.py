@@ -36,7 +36,10 @@ def create_app(config: dict | None = None, *, web: bool = True) -> Flask:
     db.init_app(app)
     migrate.init_app(app, db, directory=str(REPO_ROOT / "migrations"), render_as_batch=True)
 
-    from app import models  # noqa: F401  (the tables)
+    if web:
+        # The pages use every table. A command imports the models its services use (all of them,
+        # through app.models), so one that touches no table, such as `summary`, starts without them.
+        from app import models  # noqa: F401
     from app.services.data_versions import track_changes
     from app.services.jobs.queue import install_queue
     from app.services.jobs.registry import register_job_kinds

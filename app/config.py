@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -57,6 +58,11 @@ def build_config(instance: Path, overrides: dict | None = None) -> dict:
         "SESSION_COOKIE_SAMESITE": "Lax",
         "REMEMBER_COOKIE_HTTPONLY": True,
         "REMEMBER_COOKIE_SAMESITE": "Lax",
+        # How long a sign-in lasts at most, counted from the sign-in ("Keep me signed in" keeps the cookie
+        # that long; without it the cookie ends with the browser). See app/web/sessions.py.
+        "PERMANENT_SESSION_LIFETIME": timedelta(days=float(os.environ.get("LEVAL_KEEP_SIGNED_IN_DAYS", "14"))),
+        # The expiry is fixed at sign-in: sending the cookie again with every response would change nothing.
+        "SESSION_REFRESH_EACH_REQUEST": False,
         "WTF_CSRF_TIME_LIMIT": None,
         "LEVAL_WORKERS": int(os.environ.get("LEVAL_WORKERS", "2")),
         "LEVAL_QUEUE_URL": os.environ.get("LEVAL_QUEUE_URL", ""),

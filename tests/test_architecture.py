@@ -126,6 +126,19 @@ def test_app_has_few_entries_and_no_twin_nouns():
     assert not found, f"a feature under a second noun: {found}"
 
 
+
+# The tests follow the app's kinds; only whole-project checks stay at the top of tests/.
+TEST_LAYERS = {"core", "services", "web", "cli", "e2e", "benchmarks", "support"}
+TOP_LEVEL_TESTS = {"test_architecture.py", "test_docs.py", "test_benchmarks.py"}
+
+
+def test_tests_sit_in_the_folder_of_their_kind():
+    tests = REPO_ROOT / "tests"
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and p.name not in ("__pycache__",) and (p / "__init__.py").exists()}
+    assert folders == TEST_LAYERS, folders
+    loose = sorted(p.name for p in tests.glob("*.py") if p.name not in {"__init__.py", "conftest.py"} | TOP_LEVEL_TESTS)
+    assert not loose, f"tests outside a layer folder: {loose}"
+
 # Ways to write a download's Content-Disposition: by name, or through Flask/Werkzeug's file senders.
 DOWNLOAD_HEADER_WRITERS = ("content-disposition", "download_name", "as_attachment", "send_file", "send_from_directory")
 DOWNLOADS_OWNER = APP / "web" / "downloads.py"

@@ -17,12 +17,13 @@ COMMAND_MODULES = {
     "export": "exports", "import-annotations": "exports",
     "generate": "generation",
     "judge": "judge",
-    "import-lveval": "lveval",
+    "import-lveval": "lveval", "import-opencompass": "opencompass",
     "eval": "metrics", "score-metrics": "metrics",
     "serve": "serve", "worker": "serve",
     "study": "studies", "delete-system": "studies", "delete-upload": "studies", "delete-demo": "studies",
     "create-user": "users", "reset-password": "users", "users": "users",
     "verify-quotes": "quotes",
+    "token": "tokens",
 }
 
 

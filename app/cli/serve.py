@@ -51,7 +51,8 @@ def _bootstrap(load_demo: bool) -> None:
         user, password = created
         click.echo("=" * 60)
         click.echo(f"Created admin account '{user.username}' with password: {password}")
-        click.echo("It is shown only this once; change it under Admin → Users.")
+        click.echo("It is shown only this once. After signing in, change it on your account page:")
+        click.echo("your name at the top right → Change your password.")
         click.echo("=" * 60)
 
 

@@ -54,7 +54,8 @@ def reset_password_command(name: str, activate: bool) -> None:
     # browser signed in as this account is signed out.
     password = reset_password(user)
     click.echo(f"New password for {user.role} '{user.username}': {password}")
-    click.echo("It is shown only this once; every session of this account has ended.")
+    click.echo("It is shown only this once; every session of this account has ended. After signing in,")
+    click.echo("change it on the account page: the name at the top right → Change your password.")
     if not user.active:
         click.echo("The account is deactivated: add --activate to let it sign in.", err=True)
 

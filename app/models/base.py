@@ -13,3 +13,8 @@ def utcnow() -> datetime:
 def created_at_column():
     """Return a non-null creation timestamp column."""
     return mapped_column(DateTime(timezone=True), default=utcnow, nullable=False)
+
+
+def as_utc(moment: datetime) -> datetime:
+    """A stored time, timezone-aware: SQLite returns naive datetimes for timezone-aware columns (stored in UTC)."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)

@@ -12,6 +12,7 @@ from app.extensions import db
 from app.models import User
 from app.models.base import utcnow
 from app.models.users import PASSWORD_METHOD, ROLES
+from app.services.api_tokens import revoke_all
 
 USERNAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{2,80}$")
 MIN_PASSWORD = 8
@@ -28,8 +29,7 @@ def create_user(username: str, password: str, role: str, *, active: bool = True)
         raise AccountError("Username must be 2–80 letters, digits, '.', '_' or '-'.")
     if role not in ROLES:
         raise AccountError(f"Role must be one of: {', '.join(ROLES)}.")
-    if len(password) < MIN_PASSWORD:
-        raise AccountError(f"Password must have at least {MIN_PASSWORD} characters.")
+    check_new_password(password)
     if db.session.scalar(select(User.id).where(func.lower(User.username) == username.lower())):
         raise AccountError(f"User '{username}' already exists.")
     user = User(username=username, role=role, active=active)
@@ -37,6 +37,12 @@ def create_user(username: str, password: str, role: str, *, active: bool = True)
     db.session.add(user)
     db.session.commit()
     return user
+
+
+def check_new_password(password: str) -> None:
+    """The rule every chosen password meets (created, or changed by its owner)."""
+    if len(password) < MIN_PASSWORD:
+        raise AccountError(f"Password must have at least {MIN_PASSWORD} characters.")
 
 
 def generate_password() -> str:
@@ -85,6 +91,16 @@ def end_sessions(user: User) -> None:
     db.session.refresh(user)
 
 
+def sign_out_everywhere(user: User) -> None:
+    """End every session of the account and revoke every API token it made, in one transaction.
+
+    Plain sign-out (end_sessions) keeps the tokens: a script on a cluster must not stop because its
+    owner signed out of a browser; this is the "I may be compromised" button.
+    """
+    revoke_all(user.id)
+    end_sessions(user)
+
+
 def ensure_admin() -> tuple[User, str] | None:
     """Create the first admin if none exists; return it with its one-time password."""
     if db.session.scalar(select(User.id).where(User.role == "admin").limit(1)):
@@ -107,7 +123,8 @@ def set_active(user: User, active: bool, *, by: User) -> None:
 
     Deactivating is one conditional UPDATE whose WHERE counts the other active admins, after
     locking the active admin rows (PostgreSQL; SQLite runs one writer at a time): two admins
-    deactivating each other at once cannot both succeed. It also ends the account's sessions.
+    deactivating each other at once cannot both succeed. It also ends the account's sessions and
+    revokes its API tokens (they stay revoked if the account is reactivated).
     """
     if active:
         user.active = True
@@ -126,6 +143,7 @@ def set_active(user: User, active: bool, *, by: User) -> None:
     if not changed:
         db.session.rollback()
         raise AccountError("This is the last active admin account; it cannot be deactivated.")
+    revoke_all(user.id)
     db.session.commit()
     db.session.refresh(user)
 
@@ -136,3 +154,28 @@ def reset_password(user: User) -> str:
     user.set_password(password)
     db.session.commit()
     return password
+
+
+def change_password(user: User, current: str, new: str) -> None:
+    """The account's owner changes its password, proving the current one; every session of it ends.
+
+    Raises AccountError when the current password is wrong or the new one breaks the rule. The
+    caller keeps the owner's own browser signed in (web.sessions.renew) and counts the attempt as
+    a sign-in attempt, since it checks the same secret.
+    """
+    if not user.check_password(current):
+        raise AccountError("Your current password is not right; nothing was changed.")
+    check_new_password(new)
+    if new == current:
+        raise AccountError("The new password is the one you have now; choose another.")
+    user.set_password(new)
+    db.session.commit()
+
+
+def ids_of_usernames(names: list[str]) -> list[int]:
+    """The accounts' ids, in the order given; raise AccountError naming every unknown username."""
+    found = dict(db.session.execute(select(User.username, User.id).where(User.username.in_(names))).all())
+    unknown = [name for name in names if name not in found]
+    if unknown:
+        raise AccountError(f"no account named {', '.join(repr(name) for name in unknown[:10])}")
+    return [found[name] for name in dict.fromkeys(names)]

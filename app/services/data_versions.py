@@ -18,7 +18,6 @@ from sqlalchemy import bindparam, event, select
 from sqlalchemy.orm import ORMExecuteState, Session, UOWTransaction
 
 from app.extensions import db
-from app.models import DataVersion
 
 # Tables no cached page derives anything from: the history of each score and who saw which order.
 # Leaving them out keeps a save to one counter bump.
@@ -63,6 +62,8 @@ _BUMPS: dict[str, object] = {}
 def _bump_statement(dialect: str):
     """The upsert that adds one to a table's counter, built once per dialect (saves are the hot path)."""
     if dialect not in _BUMPS:
+        from app.models import DataVersion
+
         if dialect == "postgresql":
             from sqlalchemy.dialects.postgresql import insert
         else:
@@ -113,6 +114,8 @@ def track_changes() -> None:
 
 def current_versions() -> tuple[tuple[str, int], ...]:
     """Every table's change counter (the sum of its rows), in one small query."""
+    from app.models import DataVersion
+
     totals: Counter[str] = Counter()
     for row, version in db.session.execute(select(DataVersion.table_name, DataVersion.version)):
         totals[row.partition(SHARD_MARK)[0]] += version  # rows from before shards have no mark

@@ -16,8 +16,10 @@ def register_web(app: Flask) -> None:
 
     from app.services.login_limits import LoginLimiter
     from app.web import (
+        account,
         admin,
         annotate,
+        api,
         auth,
         authoring,
         demo_view,
@@ -31,27 +33,31 @@ def register_web(app: Flask) -> None:
         rater,
         results,
         studies,
+        tokens,
     )
     from app.web.errors import register_error_handlers
     from app.web.proxies import trust_proxies
     from app.web.routing import DbIdConverter
     from app.web.security import init_security
+    from app.web.sessions import install as install_sessions
 
     app.extensions["login_limiter"] = LoginLimiter(
         limit=app.config.get("LEVAL_LOGIN_FAILURES_PER_MINUTE", 10), window_seconds=60.0,
         address_limit=app.config.get("LEVAL_LOGIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE", 100),
     )
     trust_proxies(app)
+    install_sessions(app)
     init_security(app)
     register_error_handlers(app)
     app.url_map.converters["int"] = DbIdConverter  # before any rule: ids past 2^63-1 match no route
     # Every area's URL prefix, here and nowhere else.
-    areas = ((home, ""), (auth, ""), (annotate, "/annotate"), (admin, "/admin"), (studies, "/studies"),
+    areas = ((home, ""), (auth, ""), (account, "/account"), (annotate, "/annotate"), (admin, "/admin"), (studies, "/studies"),
              (predictions, "/predictions"), (jobs, "/jobs"), (leaderboard, "/leaderboard"), (lveval, "/lveval"),
              (results, "/results"), (judge, "/judge"), (rater, "/judge"), (generation, "/generate"),
-             (authoring, "/author"))
+             (authoring, "/author"), (tokens, "/account/tokens"), (api, "/api/v1"))
     for area, prefix in areas:
         app.register_blueprint(area.bp, url_prefix=prefix)
+    csrf.exempt(api.bp)  # exactly the token API: it never reads a session cookie (app.web.api.auth)
     demo_view.install(app)
     _register_template_helpers(app)
 

@@ -85,7 +85,12 @@ def set_user_active(user_id: int):
 @bp.post("/users/<int:user_id>/password")
 @roles_required("admin")
 def reset_user_password(user_id: int):
+    """A new one-time password for another account; your own you change on your account page."""
     user = _user_or_404(user_id)
+    if user.id == current_user.id:
+        # A reset would end this very session and show a password nobody asked for: you would be signed out.
+        flash("Your own password is not reset here: change it on your account page, with your current one.", "error")
+        return redirect(url_for("account.index"))
     password = reset_password(user)
     return _password_once(user, password, created=False)
 

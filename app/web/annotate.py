@@ -15,6 +15,7 @@ from flask_login import current_user
 
 from app.extensions import db
 from app.models import Study
+from app.services.annotation.choices import only_choice, study_choices
 from app.services.annotation.documents import document_payload
 from app.services.annotation.pages import load_question_page
 from app.services.annotation.rounds import last_worked_question, open_round
@@ -26,7 +27,6 @@ from app.services.annotation.scoring import (
 )
 from app.services.annotation.workload import load_workload
 from app.services.studies.assignment import may_annotate
-from app.services.studies.lookup import studies_for
 
 bp = Blueprint("annotate", __name__)
 
@@ -44,10 +44,11 @@ def resume():
     """Annotators go to their study (or choose one); staff manage studies."""
     if current_user.is_staff:
         return redirect(url_for("studies.index"))
-    studies = studies_for(current_user)
-    if len(studies) == 1:
-        return redirect(url_for("annotate.study_home", study_id=studies[0].id))
-    return render_template("annotate/choose.html", studies=studies)
+    choices = study_choices(current_user)
+    only = only_choice(choices)
+    if only is not None:
+        return redirect(url_for("annotate.study_home", study_id=only.id))
+    return render_template("annotate/choose.html", choices=choices)
 
 
 @bp.get("/<int:study_id>/")

@@ -13,9 +13,9 @@ from flask import (
     request,
     url_for,
 )
-from flask_login import current_user, login_user, logout_user
+from flask_login import current_user
 from flask_wtf import FlaskForm
-from wtforms import PasswordField, StringField, SubmitField
+from wtforms import BooleanField, PasswordField, StringField, SubmitField
 from wtforms.validators import DataRequired, Length
 
 from app.services.accounts import (
@@ -24,7 +24,9 @@ from app.services.accounts import (
     prepare_sign_in,
     record_sign_in,
 )
+from app.services.annotation.choices import study_to_resume
 from app.services.login_limits import address_key, user_key
+from app.web.sessions import end_session, lifetime_text, start_session
 
 bp = Blueprint("auth", __name__)
 
@@ -32,6 +34,7 @@ bp = Blueprint("auth", __name__)
 class LoginForm(FlaskForm):
     username = StringField("Username", validators=[DataRequired(), Length(max=80)])
     password = PasswordField("Password", validators=[DataRequired(), Length(max=200)])
+    keep = BooleanField("Keep me signed in")
     submit = SubmitField("Sign in")
 
 
@@ -42,6 +45,20 @@ def _safe_next(target: str | None) -> str:
     parts = urlsplit(target)
     if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//"):
         return url_for("home.index")
+    return target
+
+
+def _login_page(form: LoginForm) -> str:
+    return render_template("auth/login.html", form=form, keep_for=lifetime_text())
+
+
+def _landing(user, requested: str | None) -> str:
+    """Where a sign-in goes: the page asked for; else, for an annotator with one study to resume, its work."""
+    target = _safe_next(requested)
+    if target == url_for("home.index") and user.role == "annotator":
+        study = study_to_resume(user)
+        if study is not None:
+            return url_for("annotate.study_home", study_id=study.id)
     return target
 
 
@@ -58,22 +75,22 @@ def login():
         wait = limiter.acquire(address, name)
         if wait:
             flash(f"Too many failed sign-ins. Try again in {math.ceil(wait)} seconds.", "error")
-            response = current_app.make_response((render_template("auth/login.html", form=form), 429))
+            response = current_app.make_response((_login_page(form), 429))
             response.headers["Retry-After"] = str(math.ceil(wait))
             return response
         user = authenticate(username, form.password.data)
         if user is None:
             flash("Wrong username or password.", "error")
-            return render_template("auth/login.html", form=form), 401
+            return _login_page(form), 401
         limiter.succeeded(address, name)
         if not user.active:
             flash("This account is deactivated. Ask an admin to reactivate it.", "error")
-            return render_template("auth/login.html", form=form), 403
-        login_user(user)
+            return _login_page(form), 403
+        start_session(user, keep=form.keep.data)
         record_sign_in(user)
-        return redirect(_safe_next(request.args.get("next")))
+        return redirect(_landing(user, request.args.get("next")))
     prepare_sign_in()
-    return render_template("auth/login.html", form=form)
+    return _login_page(form)
 
 
 @bp.post("/logout")
@@ -81,6 +98,6 @@ def logout():
     """Sign out: every session of this account ends, including copies of this one's cookie."""
     if current_user.is_authenticated:
         end_sessions(current_user._get_current_object())
-    logout_user()
+    end_session()
     flash("You are signed out.", "info")
     return redirect(url_for("auth.login"))

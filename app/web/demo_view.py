@@ -24,7 +24,7 @@ from sqlalchemy.orm import ORMExecuteState, Session
 from app.extensions import db
 from app.services import demo_scope as demo
 from app.services import stored_settings
-from app.web.security import staff_required
+from app.web.security import API_BLUEPRINT, staff_required
 
 bp = Blueprint("demo_view", __name__)
 SESSION_KEY = "demo_view"
@@ -47,8 +47,9 @@ def _choose_scope() -> None:
     present = demo.data_present()
     if not present.real:
         return
-    g.demo_scope = bool(session.get(SESSION_KEY)) and present.demo
-    if present.demo and not g.demo_scope and request.method == "GET" and current_user.is_authenticated \
+    api = request.blueprint == API_BLUEPRINT  # no session there: the real data, and no notice to flash
+    g.demo_scope = not api and bool(session.get(SESSION_KEY)) and present.demo
+    if not api and present.demo and not g.demo_scope and request.method == "GET" and current_user.is_authenticated \
             and current_user.is_staff:
         _tell_once()
 

@@ -35,7 +35,7 @@ from app.services.generation.spec import (
     TRUNCATIONS,
     GenerationError,
     RunSpec,
-    default_system_name,
+    spec_for_endpoint,
 )
 from app.services.jobs import DuplicateJob
 from app.services.llm import endpoints
@@ -96,19 +96,12 @@ def _form() -> tuple[LaunchForm, list[dict]]:
 
 
 def _spec(form: LaunchForm) -> RunSpec:
-    model = form.model.data.strip()
-    try:  # the URL is the admin's configured one: a researcher only names the endpoint
-        endpoint = endpoints.load(form.endpoint.data)
-    except endpoints.UnknownEndpoint as exc:
-        raise GenerationError(str(exc)) from None
-    return RunSpec(
-        endpoint=endpoint.name, base_url=endpoint.effective_base_url, model=model, question_set=form.question_set.data,
-        system_name=(form.system_name.data or "").strip()
-        or default_system_name(model, form.length_instruction.data, form.context_tokens.data),
-        prompt_id=form.prompt_id.data, length_instruction=bool(form.length_instruction.data),
-        context_tokens=form.context_tokens.data, max_tokens=form.max_tokens.data,
-        temperature=float(form.temperature.data), seed=form.seed.data, truncation=form.truncation.data,
-        concurrency=form.concurrency.data, budget_usd=form.budget_usd.data,
+    return spec_for_endpoint(
+        form.endpoint.data, model=form.model.data, system_name=form.system_name.data or "",
+        question_set=form.question_set.data, prompt_id=form.prompt_id.data,
+        length_instruction=bool(form.length_instruction.data), context_tokens=form.context_tokens.data,
+        max_tokens=form.max_tokens.data, temperature=float(form.temperature.data), seed=form.seed.data,
+        truncation=form.truncation.data, concurrency=form.concurrency.data, budget_usd=form.budget_usd.data,
         existing_system=bool(form.existing_system.data),
     )
 

@@ -36,7 +36,7 @@ from wtforms.validators import (
 
 from app.core.judge import LEVAL_INSTRUCTION
 from app.core.judge.profiles import DEFAULT as DEFAULT_PROFILE
-from app.core.judge.profiles import DIFFERENCES, SHARED_DEVIATIONS, get_profile
+from app.core.judge.profiles import DIFFERENCES, SHARED_DEVIATIONS
 from app.core.judge.profiles import PROFILES as JUDGE_PROFILES
 from app.core.judge.runner import DEFAULT_CONCURRENCY
 from app.extensions import db
@@ -65,9 +65,9 @@ from app.services.judge import (
 from app.services.judge.bias import ALL_TASKS, run_bias
 from app.services.judge.pairs import DEFAULT_SCOPE
 from app.services.judge.prompt_versions import (
-    ensure_profile_prompt,
     get_prompt,
     is_fixed,
+    prompt_for_run,
 )
 from app.services.judge.settings import (
     MAX_CONCURRENCY,
@@ -134,8 +134,7 @@ def _launch_form() -> LaunchForm:
 
 def _spec(form: LaunchForm) -> RunSpec:
     profile = form.profile.data
-    # A profile with its own prompt (leval: L-Eval's, verbatim) judges with it whatever version is selected.
-    prompt_id = ensure_profile_prompt(profile).id if get_profile(profile).template is not None else form.prompt_id.data
+    prompt_id = prompt_for_run(profile, form.prompt_id.data)
     return RunSpec(system=form.system.data, baseline=form.baseline.data, judge_model=form.judge_model.data.strip(),
                    prompt_id=prompt_id, temperature=float(form.temperature.data), scope=form.scope.data,
                    profile=profile)

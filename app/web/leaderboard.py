@@ -32,6 +32,7 @@ from app.services.metrics.leaderboard import (
 from app.services.metrics.leaderboard import (
     leaderboard as leaderboard_rows,
 )
+from app.services.metrics.leaderboard_json import leaderboard_json
 from app.services.system_keys import save_system_card, system_card
 from app.web.results.params import profile_arg
 from app.web.security import staff_required
@@ -84,15 +85,7 @@ def index():
 @staff_required
 def as_json():
     """The leaderboard as JSON; every number is labelled with its profile."""
-    profile = profile_arg()
-    rows = leaderboard_rows(profile, "system")
-    return jsonify(profile=profile, scale="0-100 (lengths in words)", systems=[
-        {"system": row.system, "predictions": row.predictions, "profile": profile, "keys": row.keys,
-         "metrics": {m: {"value": v, "n": n, "tasks": row.tasks.get(m)} for m, (v, n) in row.values.items()},
-         HUMAN_EVAL_BUCKET: {m: {"value": v, "n": n} for m, (v, n) in row.subset.items()},
-         "judge": row.judge}
-        for row in rows
-    ], lveval=lveval_json(profile))
+    return jsonify(leaderboard_json(profile_arg()))
 
 
 @bp.get("/systems/<int:system_id>")

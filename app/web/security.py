@@ -13,6 +13,7 @@ from app.models.ids import is_db_id
 from app.web.errors import is_api_request
 
 PUBLIC_ENDPOINTS = frozenset({"auth.login", "home.healthz", "static"})
+API_BLUEPRINT = "api"  # app.web.api: signed in by token, not by session
 
 
 @login_manager.user_loader
@@ -34,6 +35,10 @@ def init_security(app: Flask) -> None:
     def require_login():
         if request.endpoint in PUBLIC_ENDPOINTS or request.endpoint is None:
             return None
+        if request.blueprint == API_BLUEPRINT:  # a personal access token, never the session cookie
+            from app.web.api.auth import authenticate
+
+            return authenticate()
         if current_user.is_authenticated:
             return None
         if is_api_request():

@@ -3,7 +3,7 @@
 Run as ``python tests/benchmarks/bench_lveval.py``. Baselines measured in the same run:
 
 * plain JSON parsing of the same 55 files (json.loads per line, nothing else);
-* the LV-Eval oracle (tests/lveval_reference.py: LV-Eval's algorithm with the PyPI `rouge` package),
+* the LV-Eval oracle (tests/support/lveval_reference.py: LV-Eval's algorithm with the PyPI `rouge` package),
   scoring the folder in this process;
 * LV-Eval's own evaluation.py, when LVEVAL_SOURCE names a checkout of infinigence/LVEval and
   LVEVAL_PYTHON an interpreter with its PyPI packages (pandas, jieba==0.42.1, rouge==1.0.1); its code
@@ -96,7 +96,7 @@ def _lveval_itself(folder: Path, work: Path) -> tuple[float, dict] | None:
 
 def run(quick: bool = False) -> list[dict]:
     """The rows; `quick` scores 10 rows per file and leaves LV-Eval's own scorer out (a smoke run)."""
-    from tests import lveval_reference as oracle
+    from tests.support import lveval_reference as oracle
 
     with tempfile.TemporaryDirectory(prefix="bench-lveval-") as tmp:
         work = Path(tmp)

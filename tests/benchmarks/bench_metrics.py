@@ -2,7 +2,7 @@
 
 Run as ``python tests/benchmarks/bench_metrics.py``.  Each figure is compared
 with a baseline measured in the same run: the reference path (L-Eval's
-algorithm with the rouge-score package, restated in tests/leval_reference.py)
+algorithm with the rouge-score package, restated in tests/support/leval_reference.py)
 and the plain rouge-score call.  ``ratio`` is baseline / value, i.e. how many
 times faster we are.  ``run()`` returns the rows for a collecting script;
 ``run(quick=True)`` scores every tenth file and a 300-token ROUGE-L pair.
@@ -31,7 +31,7 @@ QUICK_EVERY_NTH_FILE = 10
 
 
 def _load_reference():
-    spec = importlib.util.spec_from_file_location("leval_reference", REPO_ROOT / "tests" / "leval_reference.py")
+    spec = importlib.util.spec_from_file_location("leval_reference", REPO_ROOT / "tests" / "support" / "leval_reference.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -3,7 +3,9 @@
 Run: python tests/benchmarks/bench_start.py [--repeats 5]
 
 Each command runs as a separate process, REPEATS times, interleaved with the others so that a busy
-machine slows them alike; the figure is the median wall time. The baseline, measured in the same
+machine slows them alike; the figure is the median wall time. Each process's CPU time (user + system,
+from the kernel's accounting of the finished child) is reported too: on a machine busy with other
+work, wall times swing with the scheduler, while CPU time stays close to what the command itself costs. The baseline, measured in the same
 run the same way, is the floor every Flask-SQLAlchemy-Migrate app pays before its own code:
 `python -c "import flask, flask_sqlalchemy, flask_migrate"`.
 
@@ -15,7 +17,7 @@ run the same way, is the floor every Flask-SQLAlchemy-Migrate app pays before it
   It is compared as well with scoring the same files one process per file, as L-Eval's
   `auto_eval.py --pred_file` is run. auto_eval.py itself cannot be set up from PyPI here (it
   needs `datasets.Metric`, gone since datasets 3, and NLTK data downloaded at run time), so that
-  baseline runs tests/leval_reference.py (our restatement of its algorithms, on rouge-score) once
+  baseline runs tests/support/leval_reference.py (our restatement of its algorithms, on rouge-score) once
   per file, one pass.
 """
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import socket
 import statistics
 import subprocess
@@ -59,12 +62,21 @@ def _env(instance: Path) -> dict:
     return env
 
 
-def _timed_process(args: list[str], env: dict) -> float:
+def _cpu_seconds_of_children() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _timed_process(args: list[str], env: dict, cpu: list[float] | None = None) -> float:
+    """Run one process to its end; its wall time (and, into `cpu`, its CPU seconds)."""
+    cpu_before = _cpu_seconds_of_children()
     started = time.perf_counter()
     done = subprocess.run(args, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(args[1:])} exited with {done.returncode}:\n{done.stderr[-2000:]}")
+    if cpu is not None:
+        cpu.append(_cpu_seconds_of_children() - cpu_before)
     return elapsed
 
 
@@ -103,7 +115,7 @@ def _published(shared: Path) -> list[Path]:
 
 def _reference_per_file(shared: Path, files: list[Path], env: dict) -> float:
     """Score each file in its own process with the reference scorer; the total wall time."""
-    tests_dir = str(REPO_ROOT / "tests")
+    tests_dir = str(REPO_ROOT / "tests" / "support")
     return sum(_timed_process([sys.executable, "-c", REFERENCE_ONE_FILE, tests_dir, str(path),
                                str(path.relative_to(shared))], env) for path in files)
 
@@ -123,12 +135,13 @@ def run(quick: bool = False, repeats: int | None = None) -> list[dict]:
         scored = len(json.loads(listed))
         if scored != len(files):
             raise RuntimeError(f"eval scored {scored} files; the folders hold {len(files)}")
+        cpu: dict[str, list[float]] = {"floor": [], "summary": [], "eval": []}
         commands = {
-            "floor": lambda: _timed_process([python, "-c", FLOOR], env),
-            "summary": lambda: _timed_process([python, "run.py", "summary"], env),
+            "floor": lambda: _timed_process([python, "-c", FLOOR], env, cpu["floor"]),
+            "summary": lambda: _timed_process([python, "run.py", "summary"], env, cpu["summary"]),
             "help": lambda: _timed_process([python, "run.py", "--help"], env),
             "serve": lambda: _time_to_healthz(env),
-            "eval": lambda: _timed_process([python, "run.py", "eval", *folders], env),
+            "eval": lambda: _timed_process([python, "run.py", "eval", *folders], env, cpu["eval"]),
         }
         times: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(repeats):
@@ -141,6 +154,7 @@ def run(quick: bool = False, repeats: int | None = None) -> list[dict]:
         else:
             sample_eval_s = statistics.median(times["eval"])
     median = {name: statistics.median(values) for name, values in times.items()}
+    median_cpu = {name: statistics.median(values) for name, values in cpu.items()}
     floor = median["floor"]
     floor_name = f'python -c "{FLOOR}", median of {repeats}'
     of = f"median of {repeats}"
@@ -152,14 +166,19 @@ def run(quick: bool = False, repeats: int | None = None) -> list[dict]:
             floor, floor_name),
         row(f"python run.py eval, {len(files)} exam+ngram files ({of})", median["eval"], "s",
             f"<= {EVAL_TARGET:g}x floor ({EVAL_TARGET * floor:.2f} s)", floor, floor_name),
+        row(f"python run.py summary, CPU seconds ({of})", median_cpu["summary"], "s",
+            f"<= {SUMMARY_TARGET:g}x floor", median_cpu["floor"], f"{floor_name}, CPU seconds"),
+        row(f"python run.py eval, {len(files)} files, CPU seconds ({of})", median_cpu["eval"], "s",
+            f"<= {EVAL_TARGET:g}x floor", median_cpu["floor"], f"{floor_name}, CPU seconds"),
         row(f"python run.py eval, {len(sample)} files in one process", sample_eval_s, "s", "-", reference_s,
-            f"tests/leval_reference.py, one process per file (as auto_eval.py runs), {len(sample)} processes, "
+            f"tests/support/leval_reference.py, one process per file (as auto_eval.py runs), {len(sample)} processes, "
             "one pass"),
     ]
     for name, limit in (("summary", SUMMARY_TARGET), ("eval", EVAL_TARGET)):
         factor = median[name] / floor
+        cpu_factor = median_cpu[name] / median_cpu["floor"]
         print(f"  {name}: {median[name]:.2f} s = {factor:.2f}x the floor ({floor:.2f} s); target <= {limit:g}x: "
-              f"{'met' if factor <= limit else 'NOT met'}")
+              f"{'met' if factor <= limit else 'NOT met'} (CPU time: {cpu_factor:.2f}x)")
     return rows
 
 

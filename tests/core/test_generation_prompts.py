@@ -8,7 +8,7 @@ import pytest
 
 from app.core.generation import predfile, prompts, tokens, truncate
 from app.core.generation.prompts import LEVAL_PROFILE, Question
-from tests import leval_prompt_reference as ref
+from tests.support import leval_prompt_reference as ref
 from tests.support.shared import require_shared
 
 pytestmark = pytest.mark.database_free  # a pure core: the PostgreSQL pass leaves it out

@@ -12,7 +12,7 @@ from app.core.metrics.lveval.evaluation import evaluate_folder, parse_lveval_fil
 from app.core.metrics.lveval.rouge import RECON_CALL_LIMIT, RougeUnavailable, rouge_l
 from app.core.metrics.lveval.rows import NOTE_STRING_ANSWERS, score_row
 from app.core.metrics.lveval.table import averages, result_json_text
-from tests import lveval_reference as ref
+from tests.support import lveval_reference as ref
 from tests.support.lveval_data import (write_bad_folder, write_lenient_folder, write_model, write_quirk_folder,
                                       write_rows)
 

@@ -30,7 +30,7 @@ LEVAL_ROOT, PREDICTIONS = SHARED_LEVAL, SHARED_PREDICTIONS
 
 def _load_reference():
     # Loaded by path so the oracle works whatever pytest's import mode is.
-    spec = importlib.util.spec_from_file_location("leval_reference", Path(__file__).parents[1] / "leval_reference.py")
+    spec = importlib.util.spec_from_file_location("leval_reference", Path(__file__).parents[1] / "support" / "leval_reference.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

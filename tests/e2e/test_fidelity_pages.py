@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 from tests.e2e.conftest import screenshot, sign_in, start_server, stop_server
 from tests.support.openai_stub import StubOpenAIServer
-from tests.test_fidelity_judge import scripted
+from tests.services.test_fidelity_judge import scripted
 
 pytestmark = pytest.mark.e2e
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from app.core.charts.placement import GLYPH_WIDTH
 from app.core.charts.svg import (
+    CONTENT_WIDTH,
+    FONT_SIZE,
     GRID,
     INK,
     SCORE_COLOURS,
@@ -17,10 +20,12 @@ from app.core.charts.svg import (
     legend,
     line,
     nice_ticks,
+    num,
     padded_domain,
     rect,
     svg_document,
     text,
+    text_colour_on,
     text_width,
     truncate,
 )
@@ -33,6 +38,8 @@ ROW_HEIGHT = 26
 BAR_THICKNESS = 16
 TOP = 34
 MAX_LABEL_CHARS = 28
+VALUE_ROOM = 16  # a value label's line above (or below) the plot area
+MIN_VALUE_FONT = 7.0  # a value that would be smaller is left to the tooltip
 
 
 def _label_gutter(labels: Sequence[str]) -> float:
@@ -54,7 +61,7 @@ def mean_ci_chart(
     bars: Sequence[MeanInterval],
     title: str = "Mean human score with 95% interval",
     value_range: tuple[float, float] | None = None,
-    width: int = 720,
+    width: int = CONTENT_WIDTH,
     identifier: str | None = None,
 ) -> str:
     """Draw one horizontal bar per row with an error bar from low to high."""
@@ -70,8 +77,7 @@ def mean_ci_chart(
     scale = LinearScale(low, high, gutter, plot_right)
     bottom = TOP + ROW_HEIGHT * len(bars)
     height = bottom + 28
-    body = [text(8, 14, title, "chart-title", extra=' font-weight="600"')]
-    body += _x_axis(scale, nice_ticks(low, high), TOP - 4, bottom, 1)
+    body = _x_axis(scale, nice_ticks(low, high), TOP - 4, bottom, 1)
     for position, (label, mean, ci_low, ci_high) in enumerate(bars):
         centre = TOP + ROW_HEIGHT * position + ROW_HEIGHT / 2
         interval = f" (95% CI {label_value(ci_low)}–{label_value(ci_high)})" if is_number(ci_low) else ""
@@ -88,13 +94,15 @@ def mean_ci_chart(
             rect(start, centre - BAR_THICKNESS / 2, scale.clamped(mean) - start, BAR_THICKNESS, "chart-bar",
                  SERIES_COLOURS[0], tooltip)
         )
-        end = scale.clamped(mean)
+        # The value goes right of everything drawn in the row (the bar may hang left of zero, and the
+        # whisker may end inside the bar), so it never sits on the bar or the whisker.
+        end = max(start, scale.clamped(mean))
         if is_number(ci_low) and is_number(ci_high):
             x1, x2 = scale.clamped(ci_low), scale.clamped(ci_high)
             body.append(line(x1, centre, x2, centre, "chart-errorbar", INK, 1.5))
             body.append(line(x1, centre - 5, x1, centre + 5, "chart-errorbar", INK, 1.5))
             body.append(line(x2, centre - 5, x2, centre + 5, "chart-errorbar", INK, 1.5))
-            end = max(end, x2)
+            end = max(end, x1, x2)
         body.append(text(end + 6, centre, label_value(mean), "chart-value"))
         body.append("</g>")
     description = "; ".join(
@@ -106,7 +114,7 @@ def mean_ci_chart(
 def distribution_chart(
     rows: Sequence[tuple[str, Sequence[int]]],
     title: str = "Distribution of scores 1-5",
-    width: int = 720,
+    width: int = CONTENT_WIDTH,
     identifier: str | None = None,
 ) -> str:
     """Draw one 100% stacked bar per row from the counts of scores 1..5."""
@@ -120,8 +128,7 @@ def distribution_chart(
     scale = LinearScale(0.0, 1.0, gutter, plot_right)
     bottom = top + ROW_HEIGHT * len(rows)
     height = bottom + 28
-    body = [text(8, 14, title, "chart-title", extra=' font-weight="600"')]
-    body += legend(
+    body = legend(
         [(f"score {score}", f"chart-score-{score}", SCORE_COLOURS[score - 1]) for score in SCALE], gutter, 34
     )
     body += _x_axis(scale, [0.0, 0.25, 0.5, 0.75, 1.0], top - 4, bottom, 2)
@@ -145,7 +152,8 @@ def distribution_chart(
                      SCORE_COLOURS[score - 1], tooltip)
             )
             if x2 - x1 >= 24:
-                body.append(text((x1 + x2) / 2, centre, str(count), "chart-segment-label", "middle"))
+                body.append(text((x1 + x2) / 2, centre, str(count), "chart-segment-label", "middle",
+                                 fill=text_colour_on(SCORE_COLOURS[score - 1])))
             cumulative += count
         body.append(text(plot_right + 6, centre, f"n={total}", "chart-value"))
         body.append("</g>")
@@ -161,7 +169,7 @@ def grouped_bar_chart(
     title: str = "Kendall τ with human judgement",
     value_range: tuple[float, float] | None = None,
     reference_lines: Sequence[tuple[float, str]] = (),
-    width: int = 720,
+    width: int = CONTENT_WIDTH,
     height: int = 320,
     identifier: str | None = None,
 ) -> str:
@@ -178,10 +186,14 @@ def grouped_bar_chart(
             raise ValueError(f"series {name!r} has {len(values)} values for {len(groups)} groups")
     values_all = [v for _, values in series for v in values if is_number(v)]
     low, high = value_range or padded_domain(values_all + [value for value, _ in reference_lines])
-    left, right, top, bottom = 48, width - 12, TOP + 22, height - 36
+    # Room above the plot for the value over a bar at the top of the range, and below it for the value
+    # under a bar at the bottom, clear of the group names.
+    left, right, top, bottom = 48, width - 12, TOP + 22 + VALUE_ROOM, height - 36 - VALUE_ROOM
     y = LinearScale(low, high, bottom, top)
-    body = [text(8, 14, title, "chart-title", extra=' font-weight="600"')]
-    body += legend([(name, f"chart-series-{i}", SERIES_COLOURS[i % len(SERIES_COLOURS)]) for i, (name, _) in enumerate(series)], left, 36)
+    shown_references = [(value, label) for value, label in reference_lines if low <= value <= high]
+    body = legend([(name, f"chart-series-{i}", SERIES_COLOURS[i % len(SERIES_COLOURS)])
+                   for i, (name, _) in enumerate(series)]
+                  + [(label, "chart-reference-key", "#888888") for _, label in shown_references], left, 36)
     body.append('<g class="chart-axis chart-axis-y">')
     for tick in nice_ticks(low, high):
         body.append(line(left, y(tick), right, y(tick), "chart-grid", GRID))
@@ -204,18 +216,21 @@ def grouped_bar_chart(
             tooltip = f"{group}, {name}: {label_value(value, 3)}"
             top_y = y.clamped(value)
             body.append(rect(x + 1, zero, bar_width - 2, top_y - zero, f"chart-bar chart-series-{s}", colour, tooltip))
-            offset = -8 if value >= 0 else 10
-            body.append(text(x + bar_width / 2, top_y + offset, label_value(value), "chart-value", "middle"))
+            # Over a bar (under one below zero), no wider than the bar: never on this bar or a neighbour's.
+            shown = label_value(value)
+            size = min(FONT_SIZE, (bar_width - 2) / (GLYPH_WIDTH * len(shown)))
+            if size >= MIN_VALUE_FONT:
+                offset = -(size / 2 + 3) if value >= 0 else size / 2 + 3
+                body.append(text(x + bar_width / 2, top_y + offset, shown, "chart-value", "middle",
+                                 extra=f' font-size="{num(size)}"'))
         max_chars = max(int(group_width / 7), 4)
-        body.append(text(left + (g + 0.5) * group_width, bottom + 16, truncate(group, max_chars), "chart-label",
-                         "middle", tooltip=group))
+        body.append(text(left + (g + 0.5) * group_width, bottom + VALUE_ROOM + 16, truncate(group, max_chars),
+                         "chart-label", "middle", tooltip=group))
         body.append("</g>")
     body.append(line(left, zero, right, zero, "chart-zero", INK, 1))
-    for value, label in reference_lines:
-        if low <= value <= high:
-            body.append(line(left, y(value), right, y(value), "chart-reference", "#888888", 1, dash="4 3"))
-            # Left-aligned so it does not collide with the value labels of the tallest bars on the right.
-            body.append(text(left + 4, y(value) - 7, label, "chart-reference-label", "start", fill="#666666"))
+    for value, _label in shown_references:
+        # Named in the legend, not beside the line, where the name would sit on the bars.
+        body.append(line(left, y(value), right, y(value), "chart-reference", "#888888", 1, dash="4 3"))
     description = "; ".join(
         f"{group}: " + ", ".join(f"{name} {label_value(values[g], 3)}" for name, values in series)
         for g, group in enumerate(groups)

@@ -6,8 +6,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from app.core.charts.svg import (
-    GRID, INK, SERIES_COLOURS, LinearScale, chart_id, empty_chart, esc, is_number, label_value, legend, line,
-    nice_ticks, num, svg_document, text, text_width, truncate,
+    CONTENT_WIDTH,
+    GRID,
+    INK,
+    SERIES_COLOURS,
+    LinearScale,
+    chart_id,
+    empty_chart,
+    esc,
+    is_number,
+    label_value,
+    legend,
+    line,
+    nice_ticks,
+    num,
+    svg_document,
+    text,
+    text_width,
+    truncate,
 )
 
 MAX_LEGEND_CHARS = 22
@@ -44,7 +60,7 @@ def _at(values: Sequence, index: int):
 
 
 def level_curves(levels: Sequence[str], curves: Sequence[Curve], title: str, note: str = "",
-                 y_label: str = "Score", width: int = 640, height: int = 360,
+                 y_label: str = "Score", width: int = CONTENT_WIDTH, height: int = 400,
                  identifier: str | None = None) -> str:
     """Plot each curve over the levels (evenly spaced: each level doubles the length)."""
     kind = "curves"
@@ -64,10 +80,7 @@ def level_curves(levels: Sequence[str], curves: Sequence[Curve], title: str, not
     x_of = [inner_left + step * i if len(levels) > 1 else (left + right) / 2 for i in range(len(levels))]
     y = LinearScale(0.0, y_high, bottom, top)
 
-    body = [text(8, 14, title, "chart-title", extra=' font-weight="600"')]
-    if note:
-        body.append(text(8, 32, note, "chart-note"))
-    body.append('<g class="chart-axis">')
+    body = ['<g class="chart-axis">']
     for tick in ticks:
         body.append(line(left, y(tick), right, y(tick), "chart-grid", GRID))
         body.append(text(left - 6, y(tick), f"{tick:g}", "chart-tick", "end"))
@@ -134,4 +147,4 @@ def level_curves(levels: Sequence[str], curves: Sequence[Curve], title: str, not
     description = "; ".join(
         f"{c.label}: " + ", ".join(f"{lv} {label_value(_at(c.scores, i))}" for i, lv in enumerate(levels))
         for c in plotted)
-    return svg_document(width, height, title, description, body, ident, kind)
+    return svg_document(width, height, title, description, body, ident, kind, note=note)

@@ -4,7 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.core.charts.svg import INK, SCORE_COLOURS, chart_id, empty_chart, esc, is_number, label_value, num, svg_document, text
+from app.core.charts.svg import (
+    INK,
+    SCORE_COLOURS,
+    chart_id,
+    empty_chart,
+    esc,
+    is_number,
+    label_value,
+    num,
+    svg_document,
+    text,
+    text_colour_on,
+)
 
 EMPTY_CELL = "#f2f2f2"
 
@@ -33,9 +45,7 @@ def depth_heatmap(depths: Sequence[str], levels: Sequence[str], cells: Sequence[
     left, top = 84, 62 if note else 46
     width = left + cell_width * len(levels) + 16
     height = top + cell_height * len(depths) + 44
-    body = [text(8, 14, title, "chart-title", extra=' font-weight="600"')]
-    if note:
-        body.append(text(8, 32, note, "chart-note"))
+    body = []
     for r, depth in enumerate(depths):
         y = top + r * cell_height
         body.append(text(left - 6, y + cell_height / 2, depth, "chart-tick", "end"))
@@ -49,8 +59,10 @@ def depth_heatmap(depths: Sequence[str], levels: Sequence[str], cells: Sequence[
             body.append(f'<rect x="{num(x)}" y="{num(y)}" width="{num(cell_width - 2)}" '
                         f'height="{num(cell_height - 2)}" class="chart-cell" fill="{fill}" '
                         f'data-depth="{esc(depth)}" data-level="{esc(level)}"><title>{esc(tip)}</title></rect>')
+            # Black or white by the cell's luminance: dark numbers would vanish on the dark red cells.
             body.append(text(x + (cell_width - 2) / 2, y + (cell_height - 2) / 2,
-                             label_value(value, 0) if is_number(value) else "–", "chart-cell-label", "middle"))
+                             label_value(value, 0) if is_number(value) else "–", "chart-cell-label", "middle",
+                             fill=text_colour_on(fill)))
     bottom = top + cell_height * len(depths)
     for c, level in enumerate(levels):
         body.append(text(left + c * cell_width + cell_width / 2, bottom + 12, level, "chart-tick", "middle"))
@@ -58,4 +70,4 @@ def depth_heatmap(depths: Sequence[str], levels: Sequence[str], cells: Sequence[
     body.append(text(8, top - 10, "Needle depth", "chart-axis-label", fill=INK))
     description = "; ".join(f"{depth}: " + ", ".join(f"{lv} {label_value(v)}" for lv, v in zip(levels, row))
                             for depth, row in zip(depths, cells))
-    return svg_document(width, height, title, description, body, ident, kind)
+    return svg_document(width, height, title, description, body, ident, kind, note=note)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from app.core.charts.placement import Box, around, place_labels, tie_offsets
 from app.core.charts.svg import (
+    CONTENT_WIDTH,
     GRID,
     SERIES_COLOURS,
     LinearScale,
@@ -16,12 +18,14 @@ from app.core.charts.svg import (
     num,
     svg_document,
     text,
+    text_colour_on,
     text_width,
     truncate,
 )
 
 MAX_LABEL_CHARS = 22
 POINT_RADIUS = 9
+LABEL_STEP = 15  # a label's height and a little air: how far a tied name moves per step
 
 
 def _rank_text(rank: float) -> str:
@@ -33,7 +37,7 @@ def rank_chart(
     columns: Sequence[str],
     systems: Sequence[tuple[str, Sequence[float | None]]],
     title: str = "Rank of each system under every metric (1 = best)",
-    width: int = 760,
+    width: int = CONTENT_WIDTH,
     identifier: str | None = None,
 ) -> str:
     """Draw a bump chart: one column per metric, one line per system, rank 1 at the top.
@@ -59,8 +63,7 @@ def rank_chart(
     x = LinearScale(0, max(len(columns) - 1, 1), left, right) if len(columns) > 1 else (lambda _: (left + right) / 2)
     y = LinearScale(1, n_ranks, top, bottom)
 
-    body = [text(8, 14, title, "chart-title", extra=' font-weight="600"')]
-    body.append('<g class="chart-axis">')
+    body = ['<g class="chart-axis">']
     for c, column in enumerate(columns):
         max_chars = max(int((right - left) / max(len(columns), 1) / 7), 4)
         body.append(text(x(c), 38, truncate(column, max_chars), "chart-column-label", "middle",
@@ -68,6 +71,7 @@ def rank_chart(
         body.append(line(x(c), top - 12, x(c), bottom + 12, "chart-grid", GRID))
     body.append("</g>")
 
+    ends = _end_labels(systems, labels, x, y, Box(0, 46, width, height))
     for s, ((name, ranks), label) in enumerate(zip(systems, labels)):
         colour = SERIES_COLOURS[s % len(SERIES_COLOURS)]
         body.append(f'<g class="chart-system chart-series-{s}" data-index="{s}">')
@@ -82,15 +86,36 @@ def rank_chart(
                 f'fill="{colour}"><title>{esc(tooltip)}</title></circle>'
             )
             body.append(text(x(c), y(rank), _rank_text(rank), "chart-rank-text", "middle",
-                             extra=' font-size="10"', fill="#ffffff"))
-        if points:
-            first_column, first_rank = points[0]
-            last_column, last_rank = points[-1]
-            body.append(text(x(first_column) - POINT_RADIUS - 6, y(first_rank), label, "chart-label", "end", tooltip=name))
-            body.append(text(x(last_column) + POINT_RADIUS + 6, y(last_rank), label, "chart-label", "start", tooltip=name))
+                             extra=' font-size="10"', fill=text_colour_on(colour)))
+        for (point_x, point_y), spot in ends.get(s, ()):
+            if abs(spot.y - point_y) > 0.5:  # moved off a tie: a leader line says whose label it is
+                edge = POINT_RADIUS if spot.anchor == "start" else -POINT_RADIUS
+                body.append(line(point_x + edge, point_y, spot.x - edge / 3, spot.y, "chart-leader", colour, 1))
+            body.append(text(spot.x, spot.y, label, "chart-label", spot.anchor, tooltip=name))
         body.append("</g>")
     description = "; ".join(
         f"{name}: " + ", ".join(f"{column} {_rank_text(r) if is_number(r) else 'n/a'}" for column, r in zip(columns, ranks))
         for name, ranks in systems
     )
     return svg_document(width, height, title, description, body, ident, kind)
+
+
+def _end_labels(systems, labels, x, y, bounds: Box) -> dict[int, list]:
+    """Each system's name left of its first point and right of its last; tied systems' names are dodged
+    up and down so no two overlap (top to bottom, then in the order given)."""
+    requests = []
+    for s, ((_name, ranks), label) in enumerate(zip(systems, labels)):
+        points = [(c, float(rank)) for c, rank in enumerate(ranks) if is_number(rank)]
+        if points:
+            (first_column, first_rank), (last_column, last_rank) = points[0], points[-1]
+            requests.append((y(first_rank), s, label, (x(first_column), y(first_rank)), "end"))
+            requests.append((y(last_rank), s, label, (x(last_column), y(last_rank)), "start"))
+    requests.sort(key=lambda request: (request[4], request[0], request[1]))
+    offsets = tie_offsets([(px if anchor == "start" else -px, py) for _, _, _, (px, py), anchor in requests],
+                          LABEL_STEP)
+    placed = place_labels([(label, around(px, py + dy, POINT_RADIUS + 6, LABEL_STEP, (anchor,)))
+                           for (_, _, label, (px, py), anchor), dy in zip(requests, offsets)], bounds=bounds)
+    ends: dict[int, list] = {}
+    for (_, s, _, point, _), spot in zip(requests, placed):
+        ends.setdefault(s, []).append((point, spot))
+    return ends

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from app.core.charts.placement import Box, around, place_labels, point_box, tie_offsets
 from app.core.charts.svg import (
     GRID,
     INK,
@@ -24,6 +25,9 @@ from app.core.charts.svg import (
 )
 
 MAX_POINT_LABEL_CHARS = 16
+POINT_RADIUS = 5
+LABEL_STEP = 15  # a label's height and a little air
+LEADER = "#888888"
 
 
 def scatter_chart(
@@ -48,10 +52,7 @@ def scatter_chart(
     x = LinearScale(x_low, x_high, left, right)
     y = LinearScale(y_low, y_high, bottom, top)
 
-    body = [text(8, 14, title, "chart-title", extra=' font-weight="600"')]
-    if note:
-        body.append(text(8, 32, note, "chart-note"))
-    body.append('<g class="chart-axis">')
+    body = ['<g class="chart-axis">']
     for tick in nice_ticks(x_low, x_high):
         body.append(line(x(tick), top, x(tick), bottom, "chart-grid", GRID))
         body.append(text(x(tick), bottom + 12, _tick(tick), "chart-tick", "middle"))
@@ -66,18 +67,22 @@ def scatter_chart(
              extra=f' transform="rotate(-90 14 {num((top + bottom) / 2)})"')
     )
     body.append("</g>")
+    spots = _point_labels(plotted, x, y, Box(left + 2, top, width, bottom))
     for index, (label, px, py) in enumerate(plotted):
         tooltip = f"{label}: {x_label} {label_value(px, 3)}, {y_label} {label_value(py, 3)}"
         body.append(
-            f'<circle cx="{num(x(px))}" cy="{num(y(py))}" r="5" class="chart-point" data-index="{index}" '
+            f'<circle cx="{num(x(px))}" cy="{num(y(py))}" r="{POINT_RADIUS}" class="chart-point" data-index="{index}" '
             f'fill="{SERIES_COLOURS[0]}" fill-opacity="0.85"><title>{esc(tooltip)}</title></circle>'
         )
-        # Labels go left of points near the right edge so they stay inside the chart.
-        anchor, dx = ("end", -8) if x(px) > (left + right) / 2 + (right - left) / 4 else ("start", 8)
-        body.append(text(x(px) + dx, y(py), truncate(label, MAX_POINT_LABEL_CHARS), "chart-point-label", anchor,
+    for index, (label, px, py) in enumerate(plotted):
+        spot = spots[index]
+        if abs(spot.y - y(py)) > 0.5:  # moved off a tie or a neighbour: a leader line says whose label it is
+            edge = POINT_RADIUS if spot.anchor == "start" else -POINT_RADIUS
+            body.append(line(x(px) + edge, y(py), spot.x - edge / 2, spot.y, "chart-leader", LEADER))
+        body.append(text(spot.x, spot.y, truncate(label, MAX_POINT_LABEL_CHARS), "chart-point-label", spot.anchor,
                          tooltip=label))
     description = "; ".join(f"{label}: {px:.3g}, {py:.3g}" for label, px, py in plotted)
-    return svg_document(width, height, title, description, body, ident, kind)
+    return svg_document(width, height, title, description, body, ident, kind, note=note)
 
 
 def _padded(values: list[float]) -> tuple[float, float]:
@@ -89,3 +94,26 @@ def _padded(values: list[float]) -> tuple[float, float]:
 
 def _tick(value: float) -> str:
     return f"{value:.3g}"
+
+
+def _point_labels(plotted, x, y, bounds: Box) -> list:
+    """Place every point's label beside it, clear of the other labels and points, inside the plot.
+
+    Labels are placed from the top left to the bottom right (then by name); a label prefers the side
+    facing the middle of the plot, so those near the right edge read leftwards.
+    """
+    middle = (bounds.x0 + bounds.x1) / 2
+    obstacles = [point_box(x(px), y(py), POINT_RADIUS) for _, px, py in plotted]
+    order = sorted(range(len(plotted)), key=lambda i: (y(plotted[i][2]), x(plotted[i][1]), plotted[i][0], i))
+    offsets = tie_offsets([(x(plotted[i][1]), y(plotted[i][2])) for i in order], LABEL_STEP)
+    requests = []
+    for i, dy in zip(order, offsets):
+        label, px, py = plotted[i]
+        sides = ("start", "end") if x(px) <= middle else ("end", "start")
+        requests.append((truncate(label, MAX_POINT_LABEL_CHARS),
+                         around(x(px), y(py) + dy, POINT_RADIUS + 3, LABEL_STEP, sides)))
+    placed = place_labels(requests, obstacles, bounds)
+    spots = [None] * len(plotted)
+    for i, spot in zip(order, placed):
+        spots[i] = spot
+    return spots

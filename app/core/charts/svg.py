@@ -15,6 +15,12 @@ FONT_SIZE = 12
 # Rough average glyph width of a sans-serif font at FONT_SIZE; only used to size label gutters.
 CHAR_WIDTH = 0.6 * FONT_SIZE
 MISSING_TEXT = "n/a"
+# Bold titles run wider than body text; overestimating keeps a wrapped title inside the chart.
+TITLE_CHAR_WIDTH = 1.1 * CHAR_WIDTH
+LINE_HEIGHT = 16
+# The results pages' content width: a chart drawn this wide is shown near its drawn size, so its text
+# stays near 12 px once it is scaled to its card.
+CONTENT_WIDTH = 1040
 
 # Colour-blind-safe defaults (Tableau 10 / ColorBrewer RdYlGn); pages can override them with CSS classes.
 SERIES_COLOURS = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d")
@@ -24,7 +30,8 @@ GRID = "#dddddd"
 
 # Fonts are presentation attributes so page CSS can override them; only sizing needs inline style.
 _FONT_ATTRIBUTES = 'font-family="system-ui, -apple-system, Segoe UI, sans-serif" font-size="12"'
-_BASE_STYLE = "max-width:100%;height:auto"
+# The chart scales to its container's width; its height follows from the viewBox's aspect ratio.
+_BASE_STYLE = "display:block;width:100%;height:auto"
 
 
 # Characters XML 1.0 forbids even when escaped; an untrusted name containing one would break the document.
@@ -122,21 +129,97 @@ def chart_id(kind: str, title: str, payload: object, explicit: str | None) -> st
     return f"chart-{kind}-{digest}"
 
 
+def wrap_words(content: str, max_width: float, char_width: float = CHAR_WIDTH) -> list[str]:
+    """Break text into lines no wider than max_width (estimated), at spaces; an overlong word is cut."""
+    per_line = max(int(max_width // char_width), 1)
+    lines: list[str] = []
+    current = ""
+    for word in str(content).split():
+        while len(word) > per_line:
+            if current:
+                lines.append(current)
+                current = ""
+            lines.append(word[:per_line])
+            word = word[per_line:]
+        candidate = f"{current} {word}" if current else word
+        if len(candidate) <= per_line:
+            current = candidate
+        else:
+            lines.append(current)
+            current = word
+    if current or not lines:
+        lines.append(current)
+    return lines
+
+
+def _lines(x: float, y: float, lines: Sequence[str], css_class: str, extra: str = "") -> str:
+    """One <text> of several lines (tspans), so the browser measures it as one box."""
+    spans = "".join(
+        f'<tspan x="{num(x)}" dy="{0 if index == 0 else LINE_HEIGHT}">{esc(line_text)}</tspan>'
+        for index, line_text in enumerate(lines)
+    )
+    return (f'<text x="{num(x)}" y="{num(y)}" class="{css_class}" dominant-baseline="middle" '
+            f'fill="{INK}"{extra}>{spans}</text>')
+
+
 def svg_document(
-    width: float, height: float, title: str, description: str, body: Sequence[str], identifier: str, kind: str
+    width: float, height: float, title: str, description: str, body: Sequence[str], identifier: str, kind: str,
+    note: str = "", heading: bool = True,
 ) -> str:
-    """Wrap chart elements in an accessible, self-contained <svg> element."""
+    """Wrap chart elements in an accessible, self-contained <svg> element that scales to its container.
+
+    The heading (the title, and the note under it) is wrapped to the chart's width; the body is laid
+    out for a one-line title at y 14 and a one-line note at y 32, and moves down by the extra lines.
+    """
     title_id, desc_id = f"{identifier}-title", f"{identifier}-desc"
+    top: list[str] = []
+    shift = 0.0
+    if heading:
+        title_lines = wrap_words(title, width - 16, TITLE_CHAR_WIDTH)
+        top.append(_lines(8, 14, title_lines, "chart-title", ' font-weight="600"'))
+        shift = LINE_HEIGHT * (len(title_lines) - 1)
+        if note:
+            note_lines = wrap_words(note, width - 16)
+            top.append(_lines(8, 32 + shift, note_lines, "chart-note"))
+            shift += LINE_HEIGHT * (len(note_lines) - 1)
+    height += shift
     header = (
         f'<svg xmlns="{SVG_NAMESPACE}" id="{esc(identifier)}" class="chart chart-{esc(kind)}" '
-        f'width="{num(width)}" height="{num(height)}" viewBox="0 0 {num(width)} {num(height)}" '
+        f'width="100%" viewBox="0 0 {num(width)} {num(height)}" '
         f'role="img" aria-label="{esc(title)}" aria-labelledby="{title_id} {desc_id}" '
         f'preserveAspectRatio="xMinYMin meet" {_FONT_ATTRIBUTES} style="{_BASE_STYLE}">'
     )
     parts = [header, f'<title id="{title_id}">{esc(title)}</title>', f'<desc id="{desc_id}">{esc(description)}</desc>']
+    parts.extend(top)
+    if shift:
+        parts.append(f'<g class="chart-body" transform="translate(0 {num(shift)})">')
     parts.extend(body)
+    if shift:
+        parts.append("</g>")
     parts.append("</svg>")
     return "\n".join(parts)
+
+
+def _channel(value: int) -> float:
+    share = value / 255
+    return share / 12.92 if share <= 0.03928 else ((share + 0.055) / 1.055) ** 2.4
+
+
+def relative_luminance(colour: str) -> float:
+    """WCAG 2 relative luminance of a #rrggbb colour."""
+    red, green, blue = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    return 0.2126 * _channel(red) + 0.7152 * _channel(green) + 0.0722 * _channel(blue)
+
+
+def contrast_ratio(first: str, second: str) -> float:
+    """WCAG 2 contrast ratio of two #rrggbb colours, from 1 to 21."""
+    high, low = sorted((relative_luminance(first), relative_luminance(second)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def text_colour_on(fill: str) -> str:
+    """Black or white, whichever contrasts more with the fill: at least 4.58:1 on any colour (WCAG AA)."""
+    return "#000000" if contrast_ratio(fill, "#000000") >= contrast_ratio(fill, "#ffffff") else "#ffffff"
 
 
 def text(
@@ -184,7 +267,7 @@ def line(
 def empty_chart(title: str, identifier: str, kind: str, width: float = 600, height: float = 80) -> str:
     """Return a placeholder chart saying there is nothing to plot."""
     body = [text(width / 2, height / 2, "No data yet", "chart-empty", "middle")]
-    return svg_document(width, height, title, "No data to plot.", body, identifier, kind)
+    return svg_document(width, height, title, "No data to plot.", body, identifier, kind, heading=False)
 
 
 def legend(items: Sequence[tuple[str, str, str]], x: float, y: float) -> list[str]:

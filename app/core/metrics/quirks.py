@@ -217,3 +217,63 @@ QUIRKS: tuple[dict, ...] = (
            "Words are whitespace-separated tokens, so a Chinese answer counts as a handful of words.",
            "Each Han character counts as one word."),
 )
+
+# Where OpenCompass's own L-Eval evaluation (opencompass/configs/datasets/leval/, opencompass/datasets/leval/
+# evaluators.py, openicl/icl_evaluator/icl_hf_evaluator.py) computes something differently from L-Eval's scripts.
+# `leval` is what L-Eval's auto_eval.py does (the official profile reproduces it); `profile` names the profile that
+# reproduces OpenCompass's number, "none" when neither does (then compare with OpenCompass's own report, not here).
+# Imported OpenCompass predictions are scored like any upload, by L-Eval's rules: see docs/opencompass.md.
+
+
+def _difference(difference_id: str, tasks: str, opencompass: str, leval: str, profile: str = "none") -> dict:
+    return {"id": difference_id, "tasks": tasks, "opencompass": opencompass, "leval": leval, "profile": profile}
+
+
+OPENCOMPASS_DIFFERENCES: tuple[dict, ...] = (
+    _difference("oc_first_capital", "quality, tpo",
+                "AccEvaluator after first_capital_postprocess: the prediction becomes its first upper-case character "
+                "of any letter (\"The answer is B\" gives \"T\", \"I think C\" gives \"I\") and must equal the "
+                "gold exactly (quality's gold is the answer's option letter, tpo's the letter itself); no partial "
+                "credit, no guess.",
+                "The first capital A-D (\"The answer is B\" gives B) against the letters of the answer's first word; "
+                "0.25 partial credit; \"A\" when no letter is found (quirks mc_first_capital, mc_random_guess)."),
+    _difference("oc_coursera_letters", "coursera",
+                "first_capital_postprocess_multi: the first run of A-D capitals anywhere (\"Based on …\" gives "
+                "\"B\", \"A, C\" gives \"A\"), compared with the gold as a string (\"CA\" is not \"AC\"); no "
+                "partial credit.",
+                "Leading letters sorted, then option labels; 0.25 when the letters are a subset of the answer "
+                "(quirks coursera_lists, em_partial_credit)."),
+    _difference("oc_gsm100_digits", "gsm100",
+                "gsm100_postprocess: the first token with a digit after the first \"The answer is\", all its digits "
+                "kept (\"3.50\" gives \"350\"), nothing when the phrase is missing; the gold loses its commas; "
+                "string equality (\"018\" is not \"18\").",
+                "process_math: the token after \"The answer is\", else the last number of the first paragraph; "
+                "digits before the first \".\"; numeric equality."),
+    _difference("oc_topic_substring", "topic_retrieval_longchat",
+                "LEvalEMEvaluator: prediction and gold pass general_postprocess (cut at the first newline, period "
+                "or comma, punctuation and articles removed); a row counts 1 when the processed or the raw gold is "
+                "a case-sensitive substring of the processed prediction; one mean over all rows.",
+                "The gold, lower-cased without spaces, must be a substring of the prediction lower-cased without "
+                "spaces; rows are grouped by position (1st/2nd/3rd topic), each group's mean rounded, then "
+                "averaged."),
+    _difference("oc_rouge_for_f1_tasks", "financial_qa, legal_contract_qa, multidoc_qa, narrative_qa, "
+                "natural_question, scientific_qa",
+                "RougeEvaluator (rouge1, rouge2, rougeL, rougeLsum) for every open-ended dataset, the F1 tasks "
+                "included.",
+                "Each row's evaluation picks the metric: these tasks are scored with SQuAD-style F1."),
+    _difference("oc_rouge_bootstrap", "every open-ended task",
+                "ROUGE through HF evaluate's rouge with rouge-score's BootstrapAggregator (1,000 resamples, seed 0): "
+                "the reported value is the median of the resampled means (`mid`), not the mean of the rows' "
+                "scores; tokens as rouge-score's default, no stemmer (as the official profile).",
+                "The mean of the rows' F-measures (× 100), each maximised over the references."),
+    _difference("oc_every_row", "every task",
+                "Every row of L-Eval's dataset is scored: the documents L-Eval marks `LLM` or `human` and their "
+                "copies count like the others.",
+                "auto_eval.py counts only rows whose evaluation is exam, f1 or rouge (quirk "
+                "evaluation_exact_spelling); here LLM and human rows are scored apart (llm_human_rows_analysis_only)."),
+    _difference("oc_gpt_judge", "open-ended tasks (LEvalGPTEvaluator; not in OpenCompass's shipped LEval configs)",
+                "GPT-4 compares the answer with turbo-16k-0613's (a file shipped with OpenCompass) in both orders; "
+                "ties 0.5, unparsable verdicts left out of the denominator; a row meets every battle sample with "
+                "the same reference, so a repeated reference is judged more than once.",
+                "The LLM judge of docs/judge.md (its own profiles and quirks)."),
+)

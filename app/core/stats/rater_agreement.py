@@ -5,6 +5,11 @@ for each pair of raters, on the items both scored. The LLM's agreement is its me
 each annotator; the human ceiling is each annotator's leave-one-out α: their mean α against
 every other annotator. The LLM is within human agreement when its α reaches the lowest
 annotator's leave-one-out α.
+
+The ceiling is a spread of annotators' agreement, so it needs enough of them and enough shared answers:
+below MIN_CEILING_ANNOTATORS annotators or MIN_CEILING_ITEMS answers scored by two or more of them it
+cannot be estimated, and no verdict is given (with two annotators both leave-one-out α are the same
+single pair, so the "range" has no width at all).
 """
 from __future__ import annotations
 
@@ -16,6 +21,20 @@ from app.core.stats.agreement import package_alpha, reliability_data
 from app.core.stats.records import ItemKey, clean
 
 RATER = "LLM rater"
+MIN_CEILING_ANNOTATORS = 3
+MIN_CEILING_ITEMS = 30  # answers scored by at least two annotators
+
+
+def ceiling_shortfall(n_annotators: int, n_shared_items: int) -> str | None:
+    """Why the human ceiling cannot be estimated from this many annotators and shared answers, or None."""
+    missing = []
+    if n_annotators < MIN_CEILING_ANNOTATORS:
+        missing.append(f"{n_annotators} annotator{'s' if n_annotators != 1 else ''} "
+                       f"(needs at least {MIN_CEILING_ANNOTATORS})")
+    if n_shared_items < MIN_CEILING_ITEMS:
+        missing.append(f"{n_shared_items} answer{'s' if n_shared_items != 1 else ''} scored by two or more "
+                       f"annotators (needs at least {MIN_CEILING_ITEMS})")
+    return "; ".join(missing) or None
 
 
 @dataclass(frozen=True)
@@ -28,7 +47,8 @@ class RaterAgreement:
     ceiling_max: float | None
     ceiling_sd: float | None
     n_items: int  # items the LLM and at least one annotator scored
-    within_human_range: bool | None
+    within_human_range: bool | None  # None when undefined or when the ceiling cannot be estimated
+    ceiling_shortfall: str | None = None  # why the ceiling cannot be estimated (too few annotators or answers)
     items: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -36,7 +56,8 @@ class RaterAgreement:
                 "ceiling": dict(self.ceiling), "ceiling_mean": clean(self.ceiling_mean),
                 "ceiling_min": clean(self.ceiling_min), "ceiling_max": clean(self.ceiling_max),
                 "ceiling_sd": clean(self.ceiling_sd), "n_items": self.n_items,
-                "within_human_range": self.within_human_range, "items": list(self.items)}
+                "within_human_range": self.within_human_range,
+                "ceiling_shortfall": self.ceiling_shortfall, "items": list(self.items)}
 
 
 def _mean(values: list[float]) -> float | None:
@@ -82,6 +103,7 @@ def rater_agreement(records: Iterable[Mapping[str, Any]], rater_scores: Mapping[
                           "llm": int(rater_row[index]), "human_mean": float(human_means[index]),
                           "n_humans": int(np.isfinite(data.matrix[:, index]).sum()),
                           "difference": float(rater_row[index] - human_means[index])})
+    shortfall = ceiling_shortfall(len(annotators), int((counts >= 2).sum()))
     items.sort(key=lambda row: (-abs(row["difference"]), row["system"], row["question_id"]))
     return RaterAgreement(
         llm_alpha=clean(llm_alpha), llm_by_annotator=llm_by, ceiling=ceiling,
@@ -89,6 +111,7 @@ def rater_agreement(records: Iterable[Mapping[str, Any]], rater_scores: Mapping[
         ceiling_max=max(defined) if defined else None,
         ceiling_sd=clean(float(np.std(defined, ddof=1))) if len(defined) > 1 else None,
         n_items=n_items,
-        within_human_range=None if llm_alpha is None or not defined else llm_alpha >= min(defined),
+        within_human_range=None if llm_alpha is None or not defined or shortfall else llm_alpha >= min(defined),
+        ceiling_shortfall=shortfall,
         items=items[:disagreements],
     )

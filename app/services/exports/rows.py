@@ -43,6 +43,11 @@ def iso_utc(moment: datetime | None) -> str:
     return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
 
 
+def whole_seconds(seconds: float | None) -> int:
+    """Active time as exported: whole seconds (the page reports whole seconds; an imported file may not)."""
+    return round(seconds or 0.0)
+
+
 def parse_iso_utc(text: str) -> datetime:
     """Read a timestamp written by iso_utc (or any ISO 8601 string); naive means UTC."""
     moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
@@ -89,7 +94,7 @@ def score_rows(study_id: int, rounds: str = "all", annotator: str | None = None,
         rows.append({
             "annotator": username, "system": system, "document_id": document_id, "question_id": question_id,
             "query": query, "answer_label": label or "", "score": value, "comment": comment or "",
-            "scored_at": iso_utc(updated or created), "seconds_spent": float(seconds or 0.0), "round": number,
+            "scored_at": iso_utc(updated or created), "seconds_spent": whole_seconds(seconds), "round": number,
             "round_status": status, "first_scored_at": iso_utc(created), "task": task,
             "document_sha256": document_sha, "question_position": position, "gt": gt,
             "prediction_file": filename or "", "prediction_file_sha256": file_sha or "",

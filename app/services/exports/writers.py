@@ -21,10 +21,19 @@ def jsonl_text(rows: Iterable[dict[str, Any]]) -> str:
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
 
 
-def _csv_cell(value: Any) -> Any:
-    if isinstance(value, str) and value.startswith(FORMULA_START):
-        return "'" + value  # shown as text by spreadsheets instead of being evaluated
-    return value
+def scalar_text(value: Any) -> str:
+    """How a row value is written outside a string: as JSON spells it (true, false, 2, 0.5), so the CSV
+    reads like the JSON lines; a missing value is an empty cell."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _csv_cell(value: Any) -> str:
+    text = scalar_text(value)
+    if isinstance(value, str) and text.startswith(FORMULA_START):
+        return "'" + text  # shown as text by spreadsheets instead of being evaluated
+    return text
 
 
 def csv_text(rows: Iterable[dict[str, Any]], fields: tuple[str, ...] = SCORE_FIELDS) -> str:

@@ -60,6 +60,20 @@ def default_system_name(model: str, length_instruction: bool, context_tokens: in
     return (name + "-len")[:120] if length_instruction else name[:120]
 
 
+def spec_for_endpoint(endpoint_name: str, *, model: str, system_name: str = "", **options) -> RunSpec:
+    """A run on an admin's named endpoint (the pages and the API name it; only the admin sets its URL); a blank
+    system name becomes the model's default one."""
+    try:
+        endpoint = endpoints.load(endpoint_name)
+    except endpoints.UnknownEndpoint as exc:
+        raise GenerationError(str(exc)) from None
+    model = model.strip()
+    system_name = (system_name or "").strip() or default_system_name(
+        model, bool(options.get("length_instruction")), options.get("context_tokens", 16000))
+    return RunSpec(endpoint=endpoint.name, base_url=endpoint.effective_base_url, model=model,
+                   system_name=system_name, **options)
+
+
 def check_spec(spec: RunSpec) -> None:
     """Raise GenerationError naming the first field that is wrong."""
     try:

@@ -100,10 +100,14 @@ def _question_index(collection: str, task: str) -> dict[str, list[int]]:
 def store_predictions(
     parsed: ParsedPredictionFile, *, name: str, sha256: str, stored_path: str = "",
     uploaded_by_id: int | None = None, replace: bool = False, demo: bool = False,
+    assignments: list[tuple[ParsedPrediction, int]] | None = None,
 ) -> PredictionCounts:
-    """Match and upsert predictions in the current transaction."""
+    """Match and upsert predictions in the current transaction.
+
+    `assignments` pairs rows with question ids matched elsewhere (OpenCompass rows, matched on their prompt).
+    """
     counts = PredictionCounts(system=parsed.system, rows=len(parsed.rows))
-    assignments = _assign_questions(parsed, name, counts)
+    assignments = _assigned(parsed, name, counts, assignments)
 
     system = db.session.scalars(select(System).where(System.name == parsed.system)).first()
     if system is None:
@@ -158,10 +162,11 @@ def store_predictions(
     return counts
 
 
-def preview_predictions(parsed: ParsedPredictionFile, *, name: str) -> PredictionCounts:
+def preview_predictions(parsed: ParsedPredictionFile, *, name: str,
+                        assignments: list[tuple[ParsedPrediction, int]] | None = None) -> PredictionCounts:
     """Count what store_predictions would do (matched, new, unchanged, conflicts) without writing anything."""
     counts = PredictionCounts(system=parsed.system, rows=len(parsed.rows))
-    assignments = _assign_questions(parsed, name, counts)
+    assignments = _assigned(parsed, name, counts, assignments)
     system_id = db.session.scalar(select(System.id).where(System.name == parsed.system))
     stored: dict[int, str] = {}
     if system_id is not None:
@@ -177,6 +182,14 @@ def preview_predictions(parsed: ParsedPredictionFile, *, name: str) -> Predictio
         else:
             counts.conflicts += 1
     return counts
+
+
+def _assigned(parsed: ParsedPredictionFile, name: str, counts: PredictionCounts,
+              assignments: list[tuple[ParsedPrediction, int]] | None) -> list[tuple[ParsedPrediction, int]]:
+    if assignments is None:
+        return _assign_questions(parsed, name, counts)
+    counts.matched = len(assignments)
+    return assignments
 
 
 def _assign_questions(parsed: ParsedPredictionFile, name: str, counts: PredictionCounts) -> list[tuple[ParsedPrediction, int]]:

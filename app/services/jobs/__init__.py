@@ -2,23 +2,25 @@
 
 `lifecycle` submits, claims, finishes and recovers jobs; `worker` runs them; `registry` maps
 job kinds (declared in create_app) to their handlers and gives handlers their JobContext.
-"""
-from app.services.jobs.lifecycle import (
-    DuplicateJob,
-    cancel_job,
-    job_as_dict,
-    recover_jobs,
-    resume_job,
-    submit_job,
-)
-from app.services.jobs.registry import (
-    JobCancelled,
-    JobContext,
-    handler_for,
-    register_job_kinds,
-)
 
-__all__ = [
-    "DuplicateJob", "JobCancelled", "JobContext", "cancel_job", "handler_for", "job_as_dict",
-    "recover_jobs", "register_job_kinds", "resume_job", "submit_job",
-]
+The names below load their module on first use (PEP 562): create_app imports `jobs.queue` and
+`jobs.registry` on every start, and a quick command should not pay for the lifecycle's imports.
+"""
+from __future__ import annotations
+
+import importlib
+
+_HOMES = {
+    "DuplicateJob": "lifecycle", "cancel_job": "lifecycle", "job_as_dict": "lifecycle",
+    "recover_jobs": "lifecycle", "resume_job": "lifecycle", "submit_job": "lifecycle",
+    "JobCancelled": "registry", "JobContext": "registry", "handler_for": "registry",
+    "register_job_kinds": "registry",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)

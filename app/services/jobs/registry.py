@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import importlib
 import time
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from flask import Flask, current_app
 from sqlalchemy import select, update
 
 from app.extensions import db
-from app.models import Job
-from app.models.base import utcnow
+
+if TYPE_CHECKING:
+    from app.models import Job
 
 Handler = Callable[["JobContext"], dict | None]
 # A handler, or "package.module:function" imported on first use (so create_app stays light).
@@ -55,6 +56,9 @@ class JobContext:
 
     def progress(self, done: int, total: int | None = None, message: str | None = None, *, commit: bool = True) -> None:
         """Record progress and a heartbeat; commits the session so per-item results land with it."""
+        from app.models import Job
+        from app.models.base import utcnow
+
         values: dict = {"done": done, "heartbeat_at": utcnow()}
         if total is not None:
             values["total"] = total
@@ -66,6 +70,8 @@ class JobContext:
 
     def cancelled(self) -> bool:
         """Return True once cancellation was requested (checked at most twice a second)."""
+        from app.models import Job
+
         now = time.monotonic()
         if not self._cancelled and now - self._last_cancel_check >= self.CANCEL_CHECK_SECONDS:
             self._last_cancel_check = now

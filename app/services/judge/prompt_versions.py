@@ -39,6 +39,14 @@ def ensure_profile_prompt(profile: str) -> JudgePrompt:
     return _ensure(fixed)
 
 
+def prompt_for_run(profile: str, chosen_id: int | None) -> int:
+    """The prompt version a run judges with: a profile with its own prompt (leval: L-Eval's, verbatim) uses it
+    whatever version was chosen; otherwise the chosen version, or the newest when none was."""
+    if get_profile(profile).template is not None:
+        return ensure_profile_prompt(profile).id
+    return chosen_id if chosen_id is not None else current_prompt().id
+
+
 def is_fixed(prompt: JudgePrompt) -> bool:
     """True for a profile's fixed prompt (L-Eval's), which is never edited."""
     return any(p.template is not None and p.template.name == prompt.name for p in PROFILES.values())

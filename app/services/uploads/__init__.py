@@ -36,6 +36,11 @@ from app.services.uploads.lveval_files import (
     check_lveval_models,
     import_lveval_previews,
 )
+from app.services.uploads.opencompass_files import KIND as OPENCOMPASS_KIND
+from app.services.uploads.opencompass_files import (
+    import_opencompass_previews,
+    preview_opencompass,
+)
 from app.services.uploads.preview import FilePreview, preview_file
 from app.services.uploads.staging import (
     BATCH_ID_RE,
@@ -115,6 +120,7 @@ def preview_upload(uploads: list[tuple[str, BinaryIO]], *, user_id: int, system_
                 else:
                     spooled[member.sha256] = member.path
                 batch.files.append(preview)
+        preview_opencompass(batch.files, lambda preview: spooled[preview.sha256])
         check_lveval_models(batch.files)
         cap_new_systems(batch.files, current_app.config["LEVAL_MAX_NEW_SYSTEMS"])
     except BaseException:
@@ -221,8 +227,13 @@ def _import_batch(batch: Batch, *, user_id: int, replace: bool) -> ConfirmResult
     for system, counts in import_lveval_previews(lveval, read_staged, keep_file, user_id=user_id, replace=replace):
         result.files.append({"file": ", ".join(p.name for p in lveval if p.system == system), **counts.as_dict()})
         names.append(system)
+    opencompass = [preview for preview in batch.valid_files if preview.kind == OPENCOMPASS_KIND]
+    for counts in import_opencompass_previews(opencompass, read_staged, keep_file, user_id=user_id, replace=replace):
+        result.files.append(counts)
+        if counts["system"] not in names:
+            names.append(counts["system"])
     for preview in batch.valid_files:
-        if preview.kind in (LVEVAL_KIND, DOCUMENTS_KIND):
+        if preview.kind in (LVEVAL_KIND, OPENCOMPASS_KIND, DOCUMENTS_KIND):
             continue
         path = read_staged(preview)
         with path.open("rb") as stream:

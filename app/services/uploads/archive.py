@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
+from app.core.opencompass import is_opencompass_file
+
 ACCEPTED_SUFFIXES = (".jsonl", ".zip")
 READ_CHUNK = 1024 * 1024
 _DRIVE_RE = re.compile(r"^[A-Za-z]:")
@@ -112,7 +114,7 @@ def read_zip(name: str, stream: BinaryIO, limits: ZipLimits, folder: Path) -> Un
         discard_members(result)
         raise
     if not result.members:
-        raise UploadRejected(f"{name}: the archive holds no .jsonl files")
+        raise UploadRejected(f"{name}: the archive holds no .jsonl files (nor OpenCompass LEval_*.json or LVEval_*.json predictions)")
     return result
 
 
@@ -132,7 +134,8 @@ def _select_members(name: str, infos: list[zipfile.ZipInfo], result: UnpackedUpl
         parts = PurePosixPath(path).parts
         if parts[0] == "__MACOSX" or parts[-1].startswith("._") or parts[-1] in _JUNK_NAMES:
             continue
-        if not path.lower().endswith(".jsonl"):
+        # OpenCompass writes `predictions/<model>/<dataset>.json`: its L-Eval and LV-Eval files are read too.
+        if not path.lower().endswith(".jsonl") and not is_opencompass_file(path):
             result.ignored.append(path)
             continue
         wanted.append(info)

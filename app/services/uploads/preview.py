@@ -12,6 +12,7 @@ from app.core.metrics.files import (
     is_lveval_row,
     iter_jsonl,
 )
+from app.core.opencompass import is_opencompass_file
 from app.services.importers.predictions import (
     parse_prediction_rows,
     preview_predictions,
@@ -106,6 +107,11 @@ def preview_file(name: str, path: Path, sha256: str, size: int, *, system_overri
     if problem := upload_name_problem(name):
         preview.name = name.replace("\x00", "\\u0000")[:200] + ("…" if len(name) > 200 else "")
         preview.add_error(problem)
+        return preview
+    if is_opencompass_file(name):  # read with the other parts of its dataset (uploads.opencompass_files)
+        from app.services.uploads.opencompass_files import preview_opencompass_file
+
+        preview_opencompass_file(preview)
         return preview
     first = _first_row(path, name)
     if first is not None and not is_lveval_file_name(name) and detect_format(first) in DOCUMENT_FORMATS:

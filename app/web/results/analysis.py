@@ -42,9 +42,16 @@ def correlation():
 @staff_required
 def agreement():
     study, view = study_arg(), view_arg()
+    from app.core.stats.rater_agreement import (  # scipy loads with the first analysis, not at start
+        MIN_CEILING_ANNOTATORS,
+        MIN_CEILING_ITEMS,
+    )
+
     data = analyse(study.id, view)
+    ceiling_minimum = {"annotators": MIN_CEILING_ANNOTATORS, "answers": MIN_CEILING_ITEMS}
     return render_template("results/agreement.html", data=data, chart=alpha_chart(data["agreement"]["alpha"]),
-                           raters=rater_agreement(study.id, view), **_common(study, view, "official"))
+                           raters=rater_agreement(study.id, view), ceiling_minimum=ceiling_minimum,
+                           **_common(study, view, "official"))
 
 
 @bp.get("/disagreements", endpoint="disagreements")

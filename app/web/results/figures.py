@@ -20,8 +20,8 @@ from app.core.rubric import SCALE
 
 SCORE_RANGE = (1.0, 5.0)
 TAU_RANGE = (-1.0, 1.0)
-# The page's content width, so charts fill their card instead of a third of it.
-CHART_WIDTH = 1040
+# The scatters sit two or three to a row (.chart-grid columns of at least 400 px).
+SCATTER_WIDTH, SCATTER_HEIGHT = 420, 320
 
 
 def human_charts(data: dict[str, Any]) -> dict[str, Markup]:
@@ -30,11 +30,11 @@ def human_charts(data: dict[str, Any]) -> dict[str, Markup]:
         "means": Markup(mean_ci_chart(
             [(row["system"], row["mean"], row["ci_low"], row["ci_high"]) for row in systems],
             title="Mean human score per system, with 95% bootstrap interval (resampling questions)",
-            value_range=SCORE_RANGE, width=CHART_WIDTH, identifier="chart-human-means",
+            value_range=SCORE_RANGE, identifier="chart-human-means",
         )),
         "distribution": Markup(distribution_chart(
             [(row["system"], [row["distribution"][score] for score in SCALE]) for row in systems],
-            title="Distribution of scores 1–5 per system", width=CHART_WIDTH, identifier="chart-human-distribution",
+            title="Distribution of scores 1–5 per system", identifier="chart-human-distribution",
         )),
     }
 
@@ -54,7 +54,7 @@ def correlation_charts(data: dict[str, Any]) -> dict[str, Any]:
         "taus": Markup(grouped_bar_chart(
             [row["metric"] for row in rows], [("Kendall τ-b with the mean human score", [row["tau"] for row in rows])],
             title=f"Kendall τ-b between each measure and the mean human score ({data['profile']} profile)",
-            value_range=TAU_RANGE, reference_lines=_threshold_line(data), width=CHART_WIDTH, identifier="chart-taus",
+            value_range=TAU_RANGE, reference_lines=_threshold_line(data), identifier="chart-taus",
         )),
     }
     comparison = data.get("length_instruction") or []
@@ -64,7 +64,7 @@ def correlation_charts(data: dict[str, Any]) -> dict[str, Any]:
             [("without length instruction", [row["plain"]["tau"] for row in comparison]),
              ("with length instruction", [row["length_instructed"]["tau"] for row in comparison])],
             title="Kendall τ-b with humans: plain systems against length-instructed systems",
-            value_range=TAU_RANGE, width=CHART_WIDTH, identifier="chart-length-instruction",
+            value_range=TAU_RANGE, identifier="chart-length-instruction",
             # Each side has its own n; L-Eval's 7-system bar is the common yardstick.
             reference_lines=[(min_significant_tau(7), "p < 0.05 needs τ ≥ 0.714 with 7 systems")],
         ))
@@ -77,13 +77,13 @@ def correlation_charts(data: dict[str, Any]) -> dict[str, Any]:
             ["Human", *measures],
             [(row["system"], [row["human_rank"], *(row["metric_ranks"].get(m) for m in measures)]) for row in ranks],
             title="Rank of each system under the human mean and every measure (1 = best)",
-            width=CHART_WIDTH, identifier="chart-ranks",
+            identifier="chart-ranks",
         ))
         charts["scatters"] = [
             Markup(scatter_chart(
                 [(row["system"], row["metric_values"].get(column["label"]), row["human_mean"]) for row in ranks],
                 column["label"], title=f"{column['label']} against the mean human score",
-                note=_tau_note(rows, column["label"]), width=380, height=300,
+                note=_tau_note(rows, column["label"]), width=SCATTER_WIDTH, height=SCATTER_HEIGHT,
                 identifier=f"chart-scatter-{position}",
             ))
             for position, column in enumerate(data["metric_columns"])
@@ -102,7 +102,7 @@ def alpha_chart(alpha_rows: list[dict[str, Any]]) -> Markup:
     return Markup(mean_ci_chart(
         [(row["scope"], row["alpha"], row["ci_low"], row["ci_high"]) for row in alpha_rows],
         title="Krippendorff's α (ordinal) with 95% bootstrap interval (resampling answers)",
-        value_range=TAU_RANGE, width=CHART_WIDTH, identifier="chart-alpha",
+        value_range=TAU_RANGE, identifier="chart-alpha",
     ))
 
 

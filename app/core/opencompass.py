@@ -1,0 +1,206 @@
+"""OpenCompass prediction files: names, layout and rows, as open-compass/opencompass writes them (pure).
+
+OpenCompass writes one JSON object per model and dataset to `<work_dir>/predictions/<model_abbr>/
+<dataset_abbr>.json` (`get_infer_output_path`); a dataset its partitioner split is written as
+`<dataset_abbr>_0.json`, `<dataset_abbr>_1.json`, … (`SizePartitioner.split_dataset`), read back in that
+order (`OpenICLEvalTask._load_predictions`). The object's keys are the row indexes "0", "1", … within the
+file; each value holds `origin_prompt` (a string, or for API models a list of `{"role", "prompt"}`
+messages), `prediction` and, when the answer is not empty, `gold` (`GenInferencerOutputHandler.
+save_results`). Rows follow the dataset loaders' order: L-Eval's loaders flatten each document's
+`instructions`/`outputs` in file order; LV-Eval's keep one row per line.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from app.core.metrics.files import LVEVAL_DATASETS
+
+# Dataset abbr -> L-Eval task file, from opencompass/configs/datasets/leval/*/leval_*_gen_*.py (`abbr`, `name`).
+LEVAL_DATASETS = {
+    "LEval_coursera": "coursera", "LEval_financialqa": "financial_qa", "LEval_gov_report_summ": "gov_report_summ",
+    "LEval_gsm100": "gsm100", "LEval_legal_contract_qa": "legal_contract_qa", "LEval_meeting_summ": "meeting_summ",
+    "LEval_multidocqa": "multidoc_qa", "LEval_narrativeqa": "narrative_qa", "LEval_nq": "natural_question",
+    "LEval_news_summ": "news_summ", "LEval_paper_assistant": "paper_assistant", "LEval_patent_summ": "patent_summ",
+    "LEval_quality": "quality", "LEval_review_summ": "review_summ", "LEval_scientificqa": "scientific_qa",
+    "LEval_topic_retrieval": "topic_retrieval_longchat", "LEval_tpo": "tpo", "LEval_tvshow_summ": "tv_show_summ",
+}
+# The L-Eval loaders pass each answer on as it is, except quality's: LEvalQualityDataset keeps `answer[1]`, the
+# option letter of "(B) Their subconscious …", as the row's gold.
+_GOLD_OF_ANSWER = {"quality": lambda answer: answer[1:2]}
+# LV-Eval configs name each dataset 'LVEval_' + f'{dataset}_{level}' (opencompass/configs/datasets/lveval/).
+LVEVAL_LEVELS = ("16k", "32k", "64k", "128k", "256k")
+LVEVAL_ABBRS = {f"LVEval_{d}_{level}": (d, level) for d in LVEVAL_DATASETS for level in LVEVAL_LEVELS}
+PREFIXES = ("LEval_", "LVEval_")
+KEY_SHOWN = 40  # characters of an unexpected key shown in its error
+_PART_RE = re.compile(r"^(?P<abbr>.+)_(?P<part>\d+)$")
+
+
+@dataclass(frozen=True)
+class OcName:
+    """What a file's path says: model (its folder), dataset abbr, and the part of a split dataset (or None)."""
+
+    model: str
+    abbr: str
+    part: int | None
+    benchmark: str  # "leval", "lveval" or "" for an unknown LEval_/LVEval_ dataset
+    task: str  # the L-Eval task, or `<dataset>_<level>` for LV-Eval
+
+    @property
+    def dataset_key(self) -> tuple[str, str]:
+        return self.model, self.abbr
+
+
+def leval_gold(task: str, answer: str) -> str:
+    """The `gold` OpenCompass writes for an L-Eval answer of this task."""
+    convert = _GOLD_OF_ANSWER.get(task)
+    return convert(answer) if convert else answer
+
+
+def is_opencompass_file(path: str | PurePosixPath) -> bool:
+    """A `.json` named after an L-Eval or LV-Eval dataset of OpenCompass (known or not) inside a model folder."""
+    parts = PurePosixPath(str(path)).parts
+    return len(parts) >= 2 and parts[-1].endswith(".json") and parts[-1].startswith(PREFIXES)
+
+
+def split_abbr(stem: str) -> tuple[str, int | None]:
+    """("LEval_tpo", None) for LEval_tpo; ("LEval_tpo", 1) for LEval_tpo_1; an unknown stem as it is."""
+    if stem in LEVAL_DATASETS or stem in LVEVAL_ABBRS:
+        return stem, None
+    match = _PART_RE.match(stem)
+    if match and (match["abbr"] in LEVAL_DATASETS or match["abbr"] in LVEVAL_ABBRS):
+        return match["abbr"], int(match["part"])
+    return stem, None
+
+
+def describe_path(path: str | PurePosixPath) -> OcName:
+    pure = PurePosixPath(str(path))
+    abbr, part = split_abbr(pure.name.removesuffix(".json"))
+    if abbr in LEVAL_DATASETS:
+        return OcName(pure.parent.name, abbr, part, "leval", LEVAL_DATASETS[abbr])
+    if abbr in LVEVAL_ABBRS:
+        dataset, level = LVEVAL_ABBRS[abbr]
+        return OcName(pure.parent.name, abbr, part, "lveval", f"{dataset}_{level}")
+    return OcName(pure.parent.name, abbr, part, "", "")
+
+
+def part_problems(names: list[OcName]) -> dict[OcName, str]:
+    """Why a file of one model's dataset cannot stand with the others (whole and split, a missing part)."""
+    problems: dict[OcName, str] = {}
+    groups: dict[tuple[str, str], list[OcName]] = {}
+    for name in names:
+        groups.setdefault(name.dataset_key, []).append(name)
+    for (_, abbr), group in groups.items():
+        whole = [n for n in group if n.part is None]
+        parts = sorted(n.part for n in group if n.part is not None)
+        if len(whole) > 1 or len(set(parts)) < len(parts):
+            for name in group:
+                problems[name] = (f"{abbr} of model {name.model} appears more than once in this upload (two output "
+                                  "folders?): keep one run's predictions")
+        elif whole and parts:
+            for name in group:
+                problems[name] = (f"both {abbr}.json and its parts {abbr}_N.json are present; OpenCompass reads "
+                                  f"{abbr}.json alone: keep one or the other")
+        elif parts and parts != list(range(len(parts))):
+            missing = sorted(set(range(max(parts) + 1)) - set(parts))
+            for name in group:
+                problems[name] = (f"{abbr} is split into parts, but part(s) "
+                                  f"{', '.join(f'{abbr}_{m}.json' for m in missing)} are missing")
+    return problems
+
+
+@dataclass
+class OcRow:
+    key: str  # the row's key in its file: "0", "1", …
+    index: int  # its position in the whole dataset (parts before it counted)
+    prompt: str  # origin_prompt's text, messages joined
+    prediction: str
+    gold: str | list | None
+
+
+@dataclass
+class OcProblem:
+    key: str | None
+    field: str | None
+    message: str
+
+    @property
+    def where(self) -> str | None:
+        """The field to show beside the file: `"<key>".<field>`, `"<key>"`, or the field alone."""
+        if self.key is None:
+            return self.field
+        return f'"{self.key}"' + (f".{self.field}" if self.field else "")
+
+
+@dataclass
+class OcFile:
+    rows: list[OcRow] = field(default_factory=list)
+    problems: list[OcProblem] = field(default_factory=list)
+
+
+def prompt_text(origin_prompt: Any) -> str | None:
+    """The text of origin_prompt: a string as it is, messages (`prompt` or `content`) joined by newlines."""
+    if isinstance(origin_prompt, str):
+        return origin_prompt
+    if isinstance(origin_prompt, list):
+        texts = []
+        for message in origin_prompt:
+            text = message.get("prompt", message.get("content")) if isinstance(message, dict) else None
+            if not isinstance(text, str):
+                return None
+            texts.append(text)
+        return "\n".join(texts)
+    return None
+
+
+def parse_rows(data: Any, *, offset: int = 0) -> OcFile:
+    """Validate a predictions object ({"0": {origin_prompt, prediction, gold?}, …}); every problem by key."""
+    result = OcFile()
+    if not isinstance(data, dict):
+        result.problems.append(OcProblem(None, None, "not an OpenCompass predictions file: the JSON is not an object "
+                                                     'keyed "0", "1", …'))
+        return result
+    if not data:
+        result.problems.append(OcProblem(None, None, "the file holds no rows"))
+    expected = {str(i) for i in range(len(data))}
+    for key in data:
+        if key not in expected:
+            shown = key[:KEY_SHOWN] + ("…" if len(key) > KEY_SHOWN else "")
+            result.problems.append(OcProblem(shown, None, f'unexpected key: OpenCompass numbers a file\'s rows "0" '
+                                                          f'to "{len(data) - 1}" and reads only those'))
+    for i in range(len(data)):
+        key = str(i)
+        if key not in data:
+            continue
+        row = _parse_row(key, data[key], offset + i, result.problems)
+        if row is not None:
+            result.rows.append(row)
+    return result
+
+
+def _parse_row(key: str, item: Any, index: int, problems: list[OcProblem]) -> OcRow | None:
+    if not isinstance(item, dict):
+        problems.append(OcProblem(key, None, "a row must be an object with origin_prompt, prediction and gold"))
+        return None
+    ok = True
+    if "origin_prompt" not in item:
+        problems.append(OcProblem(key, "origin_prompt", "missing"))
+        ok = False
+    prompt = prompt_text(item.get("origin_prompt"))
+    if "origin_prompt" in item and prompt is None:
+        problems.append(OcProblem(key, "origin_prompt", "must be a string or a list of messages with 'prompt' text"))
+        ok = False
+    prediction = item.get("prediction")
+    if not isinstance(prediction, str):
+        problems.append(OcProblem(key, "prediction", "missing" if "prediction" not in item else
+                                  "must be a string (one answer per question; num_return_sequences 1)"))
+        ok = False
+    gold = item.get("gold")
+    if gold is not None and not isinstance(gold, (str, list)):  # LV-Eval's answers may hold other values
+        problems.append(OcProblem(key, "gold", "must be a string or a list"))
+        ok = False
+    if not ok:
+        return None
+    return OcRow(key=key, index=index, prompt=prompt, prediction=prediction, gold=gold)

@@ -1,0 +1,214 @@
+"""OpenCompass predictions: read its files and match each row to a stored question on content.
+
+The layout and keys are OpenCompass's own (app/core/opencompass.py). A row of an L-Eval dataset is
+matched by what it holds, never by its position alone: its `gold` must equal what OpenCompass's
+loader makes of a stored question's reference (quality keeps only its option letter), and that question's text and its whole document must appear in its `origin_prompt`
+(whitespace collapsed; many documents of a task open and end alike, so nothing less tells them apart). Stored questions that are copies of each other (L-Eval's task files
+repeat a few documents under another `evaluation`, and some questions within a document) cannot be
+told apart by content: the k-th such row takes the k-th copy, as `.pred.jsonl` uploads do. A row that
+fits questions that do differ is refused as ambiguous.
+
+A row of an LV-Eval dataset is matched the same way against the LV-Eval questions stored from LV-Eval's
+own files (their documents are not stored): its `gold` (LV-Eval's `answers`) must equal the question's
+answers and the question's text must appear in its prompt; it takes the question's `gold_ans`, which
+OpenCompass does not write.
+"""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlalchemy import select
+
+from app.core.metrics.files import LvevalRow
+from app.core.opencompass import OcFile, OcProblem, OcRow, leval_gold, parse_rows
+from app.core.text import normalize_ws
+from app.extensions import db
+from app.models import Document, LvevalItem, Question
+from app.models.corpus import LVEVAL, TASKS
+from app.services.importers.predictions import ParsedPrediction, ParsedPredictionFile
+from app.services.input_rules import text_problem, unstorable_field
+from app.services.lveval.store import answers_json
+
+
+def read_file(path: Path, *, offset: int = 0) -> OcFile:
+    """Parse one OpenCompass predictions file (`offset`: rows of the dataset's earlier parts)."""
+    try:
+        with path.open("rb") as stream:
+            data = json.load(stream)
+    except UnicodeDecodeError:
+        return OcFile(problems=[OcProblem(None, None, "not UTF-8 text")])
+    except json.JSONDecodeError as exc:
+        return OcFile(problems=[OcProblem(None, None, f"not valid JSON (line {exc.lineno}, column {exc.colno}): "
+                                                      f"{exc.msg}")])
+    result = parse_rows(data, offset=offset)
+    if isinstance(data, dict):
+        for key, item in data.items():
+            bad = unstorable_field(item) if isinstance(item, dict) else None
+            if bad:
+                result.problems.append(OcProblem(key, bad[0], bad[1]))
+                result.rows = [row for row in result.rows if row.key != key]
+    return result
+
+
+@dataclass
+class _Candidate:
+    question_id: int
+    evaluation: str
+    instruction: str  # whitespace collapsed
+    reference: str
+    match_key: str
+    document_id: int
+
+
+@dataclass
+class _Document:
+    sha256: str
+    text: str  # whitespace collapsed
+
+    def in_prompt(self, prompt: str) -> bool:
+        return self.text in prompt
+
+
+@dataclass
+class Matched:
+    """Rows matched to questions (as `.pred.jsonl` rows with their question id) and the rows refused."""
+
+    assignments: list[tuple[ParsedPrediction, int]] = field(default_factory=list)
+    problems: list[tuple[OcRow, OcProblem]] = field(default_factory=list)
+    stored_questions: int = 0
+
+
+def match_leval(task: str, rows: list[OcRow]) -> Matched:
+    """Match rows of one L-Eval dataset (all its parts, in dataset order) to the task's stored questions."""
+    result = Matched()
+    documents: dict[int, _Document] = {}
+    for doc_id, sha256, text in db.session.execute(
+        select(Document.id, Document.sha256, Document.text).where(Document.collection == TASKS, Document.task == task)
+    ):
+        documents[doc_id] = _Document(sha256, normalize_ws(text))
+    by_reference: dict[str, list[_Candidate]] = defaultdict(list)
+    for qid, evaluation, instruction, reference, key, doc_id in db.session.execute(
+        select(Question.id, Question.evaluation, Question.instruction, Question.reference, Question.match_key,
+               Question.document_id).join(Document)
+        .where(Document.collection == TASKS, Document.task == task).order_by(Document.id, Question.position)
+    ):
+        result.stored_questions += 1
+        by_reference[normalize_ws(leval_gold(task, reference))].append(
+            _Candidate(qid, evaluation, normalize_ws(instruction), reference, key, doc_id))
+    taken: dict[tuple[str, str], int] = defaultdict(int)
+    for row in sorted(rows, key=lambda r: r.index):
+        problem = _row_problem(row)
+        if problem is None:
+            problem = _match_row(task, row, by_reference, documents, taken, result)
+        if problem is not None:
+            result.problems.append((row, problem))
+    return result
+
+
+def _row_problem(row: OcRow) -> OcProblem | None:
+    if isinstance(row.gold, list):
+        return OcProblem(row.key, "gold", "an L-Eval answer is one string, not a list")
+    problem = text_problem(row.prediction)
+    return OcProblem(row.key, "prediction", problem) if problem else None
+
+
+def _match_row(task: str, row: OcRow, by_reference: dict[str, list[_Candidate]], documents: dict[int, _Document],
+               taken: dict[tuple[str, str], int], result: Matched) -> OcProblem | None:
+    prompt = normalize_ws(row.prompt)
+    found = [c for c in by_reference.get(normalize_ws(row.gold or ""), [])
+             if c.instruction in prompt and documents[c.document_id].in_prompt(prompt)]
+    # Copies share their document's text and their (question, answer): nothing in a row can tell them apart.
+    kinds = list(dict.fromkeys((documents[c.document_id].sha256, c.match_key) for c in found))
+    if not found:
+        if not result.stored_questions:
+            return OcProblem(row.key, None, f"no question of L-Eval's {task} is stored: import its task file first "
+                                            "(`python run.py import-leval`)")
+        return OcProblem(row.key, None, f"matches no stored question of {task}: no question whose reference equals "
+                                        "its gold has its text and its document in origin_prompt")
+    if len(kinds) > 1:
+        ids = ", ".join(f"#{c.question_id}" for c in found[:5])
+        return OcProblem(row.key, None, f"matches {len(found)} different stored questions of {task} ({ids}): "
+                                        "its gold, question and document fit each of them")
+    copies = [c for c in found if (documents[c.document_id].sha256, c.match_key) == kinds[0]]
+    nth = taken[kinds[0]]
+    taken[kinds[0]] += 1
+    if nth >= len(copies):
+        return OcProblem(row.key, None, f"a repeat: {len(copies)} stored question(s) of {task} fit this row, "
+                                        "and earlier rows took them")
+    chosen = copies[nth]
+    result.assignments.append((ParsedPrediction(
+        line=row.index + 1, query=chosen.instruction, gt=chosen.reference, text=row.prediction,
+        evaluation=chosen.evaluation, prompt=None, key=chosen.match_key,
+    ), chosen.question_id))
+    return None
+
+
+def parsed_file(system: str, task: str, matched: Matched) -> ParsedPredictionFile:
+    """The matched rows as the `.pred.jsonl` importer takes them (its store_predictions owns the upsert)."""
+    return ParsedPredictionFile(system=system, task=task, pred_key=pred_key(system),
+                                rows=[row for row, _ in matched.assignments])
+
+
+def pred_key(system: str) -> str:
+    return f"{system}_pred"
+
+
+@dataclass
+class MatchedLveval:
+    """Rows rebuilt as LV-Eval rows (in dataset order) for services.lveval's store, and the rows refused."""
+
+    rows: list[tuple[OcRow, LvevalRow]] = field(default_factory=list)
+    problems: list[tuple[OcRow, OcProblem]] = field(default_factory=list)
+
+
+def match_lveval(task: str, rows: list[OcRow]) -> MatchedLveval:
+    """Match rows of one LV-Eval dataset and level (`<dataset>_<level>`) to its stored questions."""
+    result = MatchedLveval()
+    by_answers: dict[str, list[tuple[str, str, str | None]]] = defaultdict(list)
+    for instruction, answers, gold_ans in db.session.execute(
+        select(Question.instruction, LvevalItem.answers, LvevalItem.gold_ans)
+        .join(Document, Question.document_id == Document.id).join(LvevalItem, LvevalItem.question_id == Question.id)
+        .where(Document.collection == LVEVAL, Document.task == task).order_by(LvevalItem.occurrence, Question.id)
+    ):
+        by_answers[answers].append((instruction, answers, gold_ans))
+    taken: dict[tuple[str, str], int] = defaultdict(int)
+    for row in sorted(rows, key=lambda r: r.index):
+        problem = _lveval_row(task, row, by_answers, taken, result)
+        if problem is not None:
+            result.problems.append((row, problem))
+    return result
+
+
+def _lveval_row(task: str, row: OcRow, by_answers: dict[str, list[tuple[str, str, str | None]]],
+                taken: dict[tuple[str, str], int], result: MatchedLveval) -> OcProblem | None:
+    if problem := text_problem(row.prediction):
+        return OcProblem(row.key, "prediction", problem)
+    if not by_answers:
+        return OcProblem(row.key, None, f"no question of LV-Eval's {task} is stored: upload LV-Eval's own "
+                                        f"<model>/{task}.jsonl first (docs/lveval.md)")
+    prompt = normalize_ws(row.prompt)
+    # OpenCompass leaves `gold` out when the answers are empty ([] in LV-Eval's files, or "").
+    golds = [row.gold] if row.gold else [[], ""]
+    found = [c for gold in golds for c in by_answers.get(answers_json(gold), []) if normalize_ws(c[0]) in prompt]
+    kinds = list(dict.fromkeys((normalize_ws(c[0]), c[1]) for c in found))
+    if not found:
+        return OcProblem(row.key, None, f"matches no stored question of {task}: no question whose answers equal "
+                                        "its gold has its text in origin_prompt")
+    if len(kinds) > 1:
+        return OcProblem(row.key, None, f"matches {len(kinds)} different stored questions of {task}: its gold "
+                                        "and prompt fit each of them")
+    copies = [c for c in found if (normalize_ws(c[0]), c[1]) == kinds[0]]
+    nth = taken[kinds[0]]
+    taken[kinds[0]] += 1
+    if nth >= len(copies):
+        return OcProblem(row.key, None, f"a repeat: {len(copies)} stored question(s) of {task} fit this row, "
+                                        "and earlier rows took them")
+    instruction, stored_answers, gold_ans = copies[nth]
+    answers = json.loads(stored_answers)
+    answers = tuple(answers) if isinstance(answers, list) else answers
+    result.rows.append((row, LvevalRow(line=row.index + 1, pred=row.prediction, answers=answers, gold_ans=gold_ans,
+                                       input=instruction, length=None, depth=None)))
+    return None
