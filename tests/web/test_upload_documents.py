@@ -12,6 +12,7 @@ from app.extensions import db
 from app.models import Document, Question, Reference, User
 from app.services.demo import DEMO_PATH
 from app.services.uploads import load_batch
+from tests.support.opencompass import folder_bytes, tiny_rows, write_dataset
 from tests.support.predictions import (
     batch_id,
     confirm,
@@ -117,3 +118,12 @@ def test_a_confirm_that_fails_on_one_file_stores_no_document_of_the_others(app, 
     response = confirm(researcher, auth, batch)
     assert "Nothing was imported" in flashes(researcher, response)
     assert corpus(app) == (0, 0, 0), "the first file's documents went back with the second's failure"
+
+
+def test_opencompass_predictions_without_their_task_point_to_this_page_not_a_command(app, researcher, auth, tmp_path):
+    out = tmp_path / "oc"
+    write_dataset(out, "m", "LEval_quality", tiny_rows())
+    page = page_of(researcher, batch_id(post_upload(researcher, auth, [("oc.zip", make_zip(folder_bytes(out)))])))
+    assert "no question of L-Eval&#39;s quality is stored: import its task file first (quality.jsonl, on the " \
+           "upload page" in page
+    assert "run.py" not in page
