@@ -46,6 +46,14 @@ def cost_is_upper_bound(result) -> bool:
     return upper_bound(result)
 
 
+@bp.app_template_global()
+def job_description(job) -> str:
+    """What a job does, in words (services.jobs.describe.describe_job)."""
+    from app.services.jobs.describe import describe_job
+
+    return describe_job(job)
+
+
 PAGE_SIZE = 100
 
 

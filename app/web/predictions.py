@@ -29,6 +29,7 @@ from app.services.uploads import (
     load_batch,
     preview_upload,
 )
+from app.services.uploads.archive import ACCEPTED_SUFFIXES
 from app.services.uploads.long_answers import MAX_HUMAN_ANSWER_CHARS, set_long_answers
 from app.services.uploads.overview import metric_jobs, metric_status, systems_overview
 from app.web.routing import comma_ids
@@ -54,7 +55,7 @@ def index():
     return render_template(
         "predictions/index.html", systems=systems_overview(), jobs=metric_jobs(highlight), highlight=set(highlight),
         max_upload_mb=_max_upload_mb(), max_upload_bytes=current_app.config.get("MAX_CONTENT_LENGTH") or 0,
-        max_answer_chars=MAX_HUMAN_ANSWER_CHARS,
+        max_answer_chars=MAX_HUMAN_ANSWER_CHARS, accepted_suffixes=ACCEPTED_SUFFIXES,
     )
 
 
@@ -70,7 +71,8 @@ def api_systems():
 def upload():
     files = [f for f in request.files.getlist("files") if f and f.filename]
     if not files:
-        flash("Choose one or more .pred.jsonl files or a .zip archive to upload.", "error")
+        flash("Choose one or more .jsonl files (predictions, or L-Eval task or reference files) or a .zip archive "
+              "to upload.", "error")
         return redirect(url_for("predictions.index"))
     uploads = [(f.filename, f.stream) for f in files]  # streams: spooled to disk by the parser, never read whole
     batch = preview_upload(uploads, user_id=current_user.id, system_override=request.form.get("system", ""))
@@ -103,8 +105,7 @@ def confirm(batch_id: str):
         flash(f"Nothing was imported: {exc}", "error")
         return redirect(url_for("predictions.preview", batch_id=batch_id))
     jobs, refused = submit_for_systems(result.systems, user_id=current_user.id)
-    flash(f"Imported {len(result.files)} file(s): {result.predictions} predictions stored for "
-          f"{', '.join(s.name for s in result.systems)}. Metrics are being computed in the background.", "success")
+    flash(f"{result.summary}." + (" Metrics are being computed in the background." if jobs else ""), "success")
     for exc in refused:
         flash(f"Metrics job not started: {exc}.", "info")
     return redirect(url_for("predictions.index", jobs=",".join(str(job.id) for job in jobs) or None))

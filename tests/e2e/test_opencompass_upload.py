@@ -28,7 +28,7 @@ def test_opencompass_zip_preview_shows_errors_by_file_and_key_then_imports(live_
 
     sign_in(page, live_server.url, live_server.admin_user, live_server.admin_password)
     page.goto(live_server.url + "/predictions")
-    page.get_by_label("Prediction files").set_input_files([str(archive)])
+    page.get_by_label("Prediction, task or reference files").set_input_files([str(archive)])
     page.get_by_role("button", name="Upload and preview").click()
     page.get_by_role("heading", name="Check the upload").wait_for()
 
@@ -48,4 +48,4 @@ def test_opencompass_zip_preview_shows_errors_by_file_and_key_then_imports(live_
     assert "OpenCompass predictions of L-Eval's quality" in details.locator('[data-field="benchmark"]').inner_text()
 
     page.get_by_role("button", name="Confirm: import 2 files").click()
-    page.get_by_text("Imported 2 file(s): 3 predictions stored for oc-good").wait_for()
+    page.get_by_text("Imported 2 files: 3 predictions stored for oc-good").wait_for()

@@ -47,25 +47,26 @@ def test_upload_preview_confirm_progress_and_leaderboard(slow_server, page, tmp_
 
     sign_in(page, slow_server.url, slow_server.admin_user, slow_server.admin_password)
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Predictions").click()
-    page.get_by_label("Prediction files").set_input_files([str(single), str(bad), str(archive)])
+    page.get_by_label("Prediction, task or reference files").set_input_files([str(single), str(bad), str(archive)])
     page.get_by_role("button", name="Upload and preview").click()
 
     page.get_by_role("heading", name="Check the upload").wait_for()
     good = page.locator('#upload-summary tr[data-file="e2e-model.pred.jsonl"]')
     assert good.locator('[data-field="rows"]').inner_text() == "10"
-    assert good.locator('[data-field="matched"]').inner_text() == "10"
+    assert good.locator('[data-field="unmatched"]').inner_text() == "0"
     assert good.locator('[data-field="new"]').inner_text() == "10"
     assert good.locator('[data-field="outcome"]').inner_text() == "adds 10 new"
     details = page.locator('details[data-file="e2e-model.pred.jsonl"]')
     assert not details.locator('[data-field="evaluations"]').is_visible()  # collapsed until opened
     details.locator("summary").click()
     assert "human × 10" in details.locator('[data-field="evaluations"]').inner_text()
+    assert details.locator('[data-field="matched"]').inner_text() == "10"
     broken = page.locator('#upload-errors [data-file="broken.pred.jsonl"]')
     assert "line 2" in broken.locator('[data-field="errors"]').inner_text()
     assert "unsafe path" in page.get_by_role("heading", name="Refused").locator("..").inner_text()
-    # Summary first, then the errors, then the details.
+    # The summary and Confirm first, then the files (each with its details), then the errors.
     tops = [page.locator(selector).bounding_box()["y"] for selector in
-            ("#upload-summary", "#upload-errors", 'details[data-file="e2e-model.pred.jsonl"]')]
+            ("#upload-decision", "#upload-summary", "#upload-errors")]
     assert tops == sorted(tops), tops
     screenshot(page, "predictions-preview")
 

@@ -49,7 +49,7 @@ def test_upload_previews_then_imports_a_model_whole(app, researcher, auth, tmp_p
     folder = write_model(tmp_path, "alpha-32k", rows=10, window=32_000)
     response = post_upload(researcher, auth, [("alpha.zip", zip_folder(folder))])
     page = researcher.get(f"/predictions/uploads/{batch_id(response)}").get_data(as_text=True)
-    assert page.count('class="card file-preview is-ok"') == 55
+    assert page.count('class="file-preview is-ok"') == 55
     assert "LV-Eval (dataset and level from the file name" in page
     assert 'data-field="new-questions">10<' in page  # nothing stored yet: every question is new
     assert "answers is empty: LV-Eval&#39;s loop never runs" in page  # notes name the line
@@ -147,7 +147,7 @@ def test_fields_lveval_never_reads_do_not_block_an_import(app, researcher, auth,
     folder = write_lenient_folder(tmp_path)
     response = post_upload(researcher, auth, [("lenient.zip", zip_folder(folder))])
     page = researcher.get(f"/predictions/uploads/{batch_id(response)}").get_data(as_text=True)
-    assert page.count('class="card file-preview is-ok"') == 4
+    assert page.count('class="file-preview is-ok"') == 4
     assert "length: expected a whole number of words, got str; LV-Eval does not read it" in page
     with app.app_context():
         report = import_models(folder)

@@ -77,7 +77,7 @@ def test_confirm_imports_stores_files_by_sha256_and_queues_a_metrics_job(app, re
         assert job.params["files"] == sorted(f.sha256 for f in files)
     assert staged_files(app) == [], "confirmed files leave the staging area"
     page = text_of(researcher.get(response.headers["Location"]))
-    assert f'data-job-id="{job.id}"' in page and "Imported 2 file(s)" in page
+    assert f'data-job-id="{job.id}"' in page and "Imported 2 files" in page
     # The batch is imported: confirming again imports nothing more and says so.
     again = confirm(researcher, auth, batch)
     assert again.status_code == 302
@@ -191,7 +191,7 @@ def test_not_a_zip_and_wrong_extension_are_refused(app, researcher, auth):
     page = preview_page(researcher, batch_id(post_upload(researcher, auth, [
         ("fake.zip", b"this is not a zip"), ("preds.csv", b"a,b\n1,2\n")])))
     assert "fake.zip: not a valid zip archive" in page
-    assert "preds.csv: only .jsonl (or .pred.jsonl) files and .zip archives are accepted" in page
+    assert "preds.csv: only .jsonl files (predictions, L-Eval task or reference files) and .zip archives of them are accepted" in page
 
 
 def test_oversized_upload_gets_a_clear_413_page(app, researcher, auth):
@@ -229,7 +229,9 @@ def test_other_file_kinds_are_pointed_elsewhere(app, researcher, auth):
     page = preview_page(researcher, batch_id(post_upload(researcher, auth, [
         ("lv.jsonl", lveval), ("demo.ref.jsonl", reference), ("empty.pred.jsonl", b"\n\n")])))
     assert "unknown LV-Eval dataset in &#39;lv&#39;" in page
-    assert "a human-eval reference file" in page and "the file has no JSON lines" in page
+    assert "the file has no JSON lines" in page
+    # The reference file is read on this page too, as documents; no page sends a web user to the command line.
+    assert "L-Eval human-evaluation reference file" in page and "run.py" not in page and "import-leval" not in page
 
 
 def test_unmatched_rows_are_reported_and_a_file_matching_nothing_is_refused(app, researcher, auth):
@@ -238,7 +240,9 @@ def test_unmatched_rows_are_reported_and_a_file_matching_nothing_is_refused(app,
     unmatched_only = [{"query": "nothing", "gt": "here", "zed_pred": "x", "evaluation": "f1"}]
     page = preview_page(researcher, batch_id(post_upload(researcher, auth, [
         ("partial.pred.jsonl", jsonl(rows)), ("zed.pred.jsonl", jsonl(unmatched_only))])))
-    assert 'data-field="matched">7<' in page and 'data-field="unmatched">1 <small' in page
+    assert 'data-field="matched">7<' in page and 'data-field="unmatched">1<' in page
+    # Every row is accounted for, and a file that skips rows says so in amber, not in green.
+    assert '<span class="badge warn">adds 7 new; 1 skipped (1 unmatched)</span>' in page
     assert "line 3: A question no document has" in page
     assert "no row matches a stored question" in page
 
@@ -247,7 +251,9 @@ def test_changed_predictions_are_conflicts_until_replace(app, researcher, auth):
     changed = demo_file(QUALITY, "terse-13b", change=lambda i, text: "D" if i < 3 else text)
     batch = batch_id(post_upload(researcher, auth, [("quality.pred.jsonl", changed)], system="terse-13b"))
     page = preview_page(researcher, batch)
-    assert "0 new, 5 unchanged, 3 differ" in page and "Replace stored predictions that differ" in page
+    assert ('data-field="new">0<' in page and 'data-field="unchanged">5<' in page and 'data-field="differ">3<' in page
+            and "Replace stored predictions that differ" in page)
+    assert "adds nothing; 3 differ, replaced only if ticked; 5 skipped (5 unchanged)" in page
     confirm(researcher, auth, batch, replace=True)
     with app.app_context():
         system = db.session.scalars(select(System).where(System.name == "terse-13b")).one()
@@ -307,10 +313,11 @@ def test_a_file_that_adds_nothing_says_what_confirming_does(app, researcher, aut
     page = preview_page(researcher, batch)
     outcomes = dict(re.findall(r'<tr data-file="([^"]+)".*?data-field="outcome"><span class="badge [a-z]*">([^<]+)<',
                                page, re.S))
-    assert outcomes == {"quality.pred.jsonl": "adds nothing; 3 differ, replaced only if ticked",
+    assert outcomes == {"quality.pred.jsonl": "adds nothing; 3 differ, replaced only if ticked; 5 skipped (5 unchanged)",
                         "terse-13b.pred.jsonl": "adds nothing: already stored"}
     assert ">ready<" not in page
-    assert '<strong data-field="total-new">0</strong> new predictions in all' in page
+    assert ('Confirming adds <strong data-field="total-new">0</strong> new rows and skips '
+            '<strong data-field="total-skipped">15</strong>') in page
 
 
 def test_non_human_rows_are_matched_in_the_task_files_only(app, researcher, auth):

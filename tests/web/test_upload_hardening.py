@@ -93,7 +93,7 @@ def test_two_simultaneous_confirms_of_one_batch_import_it_once(app, trial):
     results = run_together(lambda: confirm(first, first_auth, batch), lambda: confirm(second, second_auth, batch))
     assert [getattr(r, "status_code", r) for r in results] == [302, 302]
     said = flashes(first) + flashes(second)
-    assert said.count("Imported 2 file(s): 18 predictions") == 1
+    assert said.count("Imported 2 files: 18 predictions") == 1
     assert said.count(f"this upload was already imported: 2 file(s), 18 prediction(s) for {name}") == 1
     with app.app_context():
         system = db.session.scalars(select(System).where(System.name == name)).one()
@@ -114,8 +114,8 @@ def test_two_uploads_creating_the_same_new_system_at_once_both_land(app, trial):
     two = batch_id(post_upload(second, second_auth, [("quality.pred.jsonl", demo_file(QUALITY, name))], system=name))
     results = run_together(lambda: confirm(first, first_auth, one), lambda: confirm(second, second_auth, two))
     assert [getattr(r, "status_code", r) for r in results] == [302, 302]
-    assert "Imported 1 file(s): 10 predictions" in flashes(first)
-    assert "Imported 1 file(s): 8 predictions" in flashes(second)
+    assert "Imported 1 file: 10 predictions" in flashes(first)
+    assert "Imported 1 file: 8 predictions" in flashes(second)
     with app.app_context():
         system = db.session.scalars(select(System).where(System.name == name)).one()
         assert db.session.scalar(select(func.count()).where(Prediction.system_id == system.id)) == 18

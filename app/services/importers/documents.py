@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import func, select
 
-from app.core.metrics.files import FileFormatError, Row
+from app.core.metrics.files import FileFormatError, Row, file_stem
 from app.core.text import document_title, match_key, sha256_text, word_count
 from app.extensions import db
 from app.models import Document, Question, Reference
@@ -55,6 +55,13 @@ def parse_task_rows(rows: list[Row], name: str, task: str) -> list[ParsedDocumen
             references={"human": outputs},
         ))
     return parsed
+
+
+def parse_document_file(rows: list[Row], name: str, fmt: str) -> list[ParsedDocument]:
+    """Validate a file of documents by its format ("references" or "task"); a task file is named after its task."""
+    if fmt == "references":
+        return parse_reference_rows(rows, name)
+    return parse_task_rows(rows, name, task=file_stem(name))
 
 
 def _instructions(row: Row, name: str) -> list[str]:
@@ -155,6 +162,37 @@ def _store_questions(document: Document, doc: ParsedDocument, counts: DocumentCo
                 ref.text = texts[position]
                 counts.updated += 1
             counts.references += 1
+
+
+@dataclass
+class DocumentPreview:
+    """What store_documents would add: new documents, new questions, and questions already stored."""
+
+    documents_new: int = 0
+    questions_new: int = 0
+    questions_stored: int = 0
+
+
+def preview_documents(parsed: list[ParsedDocument], *, collection: str) -> DocumentPreview:
+    """Count what store_documents would create, matching as it does (text sha256, then question keys); read-only."""
+    result = DocumentPreview()
+    stored_keys: dict[tuple[str, str], list[str]] = {}  # (task, sha256) -> keys of its questions, stored or to come
+    for doc in parsed:
+        slot = (doc.task, sha256_text(doc.text))
+        if slot not in stored_keys:
+            existing = db.session.scalars(select(Document).where(
+                Document.collection == collection, Document.task == doc.task, Document.sha256 == slot[1])).first()
+            stored_keys[slot] = [q.match_key for q in existing.questions] if existing is not None else []
+            result.documents_new += existing is None
+        keys = stored_keys[slot]
+        for position, instruction in enumerate(doc.instructions):
+            key = match_key(instruction, doc.references["human"][position])
+            if key in keys:
+                keys.remove(key)  # each stored question is claimed once, as _store_questions does
+                result.questions_stored += 1
+            else:
+                result.questions_new += 1
+    return result
 
 
 def collection_for(kind: str) -> str:

@@ -16,8 +16,7 @@ from app.core.text import sha256_bytes
 from app.extensions import db
 from app.services.importers.documents import (
     collection_for,
-    parse_reference_rows,
-    parse_task_rows,
+    parse_document_file,
     store_documents,
 )
 from app.services.importers.predictions import parse_prediction_rows, store_predictions
@@ -153,10 +152,7 @@ def import_rows(
                 uploaded_by_id=uploaded_by_id, replace=replace, demo=demo,
             )
         else:
-            if fmt == "references":
-                docs = parse_reference_rows(rows, name)
-            else:
-                docs = parse_task_rows(rows, name, task=file.stem)
+            docs = parse_document_file(rows, name, fmt)
             counts = store_documents(docs, collection=collection_for(fmt), name=name, demo=demo)
         db.session.commit()
         result.counts = asdict(counts)

@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, func, insert, select
 
 from app.core.metrics import PROFILES
 from app.core.metrics.profiles import OFFICIAL
@@ -75,6 +75,14 @@ def load_rows(system_id: int) -> list[StoredRow]:
         rows.append(StoredRow(pid, qid, dataset, level, line_no, text,
                               parsed if isinstance(parsed, str) else tuple(parsed), gold, question_gold))
     return rows
+
+
+def lveval_prediction_count(system_id: int) -> int:
+    """How many LV-Eval predictions a system has: the units a metrics job counts for LV-Eval."""
+    stmt = (select(func.count(Prediction.id)).join(Question, Prediction.question_id == Question.id)
+            .join(Document, Question.document_id == Document.id)
+            .where(Prediction.system_id == system_id, Document.collection == LVEVAL))
+    return db.session.scalar(stmt) or 0
 
 
 def has_lveval(system_id: int) -> bool:

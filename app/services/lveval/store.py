@@ -28,6 +28,7 @@ from app.models import (
     System,
 )
 from app.models.corpus import LVEVAL
+from app.services.demo_scope import ALL_DATA
 from app.services.input_rules import long_answer_flag, system_name_problem
 
 EVALUATION = "lveval"
@@ -67,12 +68,30 @@ def _reference(answers: tuple[str, ...] | str) -> str:
     return answers if isinstance(answers, str) else (answers[0] if answers else "")
 
 
+def _document_key(task: str, demo: bool) -> str:
+    """The sha256 an LV-Eval document is stored under: the demo's own, so a real model's document of the same
+    dataset and level never collides with (or lands in) the demo's."""
+    return sha256_text(f"demo\x1f{task}" if demo else task)
+
+
 def _document(dataset: str, level: str, *, create: bool, demo: bool = False) -> Document | None:
+    """The document of one dataset and level, the demo's or the real one (whatever a page's view shows)."""
     task = f"{dataset}_{level}"
-    document = db.session.scalars(select(Document).where(Document.collection == LVEVAL, Document.task == task)).first()
+    everywhere = {ALL_DATA: True}
+    document = db.session.scalars(select(Document).where(
+        Document.collection == LVEVAL, Document.task == task, Document.is_demo.is_(demo)
+    ).execution_options(**everywhere)).first()
     if document is None and create:
+        key = _document_key(task, demo)
+        # A demo loaded before demo documents had a key of their own holds the real key: give it its own.
+        holder = db.session.scalars(select(Document).where(
+            Document.collection == LVEVAL, Document.task == task, Document.sha256 == key
+        ).execution_options(**everywhere)).first()
+        if holder is not None and holder.is_demo and not demo:
+            holder.sha256 = _document_key(task, True)
+            db.session.flush()
         document = Document(collection=LVEVAL, task=task, source=dataset, title=f"LV-Eval {dataset}, {level}",
-                            text="", sha256=sha256_text(task), word_count=0, char_count=0, evaluation=EVALUATION,
+                            text="", sha256=key, word_count=0, char_count=0, evaluation=EVALUATION,
                             source_file=f"{task}.jsonl", line_no=0, is_demo=demo)
         db.session.add(document)
         db.session.flush()

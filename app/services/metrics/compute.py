@@ -26,7 +26,7 @@ from app.extensions import db
 from app.models import Document, MetricAggregate, MetricResult, Prediction, Question
 from app.models.base import utcnow
 from app.models.corpus import HUMAN_EVAL, LVEVAL
-from app.services.lveval.scoring import score_lveval_system
+from app.services.lveval.scoring import lveval_prediction_count, score_lveval_system
 
 # The row that averages a system's tasks (as L-Eval's leaderboard does).
 OVERALL = "*"
@@ -145,7 +145,10 @@ def score_system(
     report = report or _commit
     cases = load_cases(system_id, evaluation=evaluation)
     counted = {profile: counted_evaluations(cases, profile, evaluation) for profile in profiles}
-    total = len(cases)
+    # The job's units are predictions, LV-Eval's included (scored after the rest), so a job of an
+    # LV-Eval model counts its rows instead of showing "0 / 0".
+    lveval_total = lveval_prediction_count(system_id)
+    total = len(cases) + lveval_total
     finished = finished_predictions(system_id, job_id) if job_id is not None else set()
     done = sum(1 for case in cases if case.prediction_id in finished)
     pending = [case for case in cases if case.prediction_id not in finished]
@@ -167,6 +170,8 @@ def score_system(
     aggregates = store_aggregates(system_id, cases, profiles, job_id, counted)
     # LV-Eval's rows are scored and tabled its own way, after (store_aggregates clears the system's aggregates).
     lveval = score_lveval_system(system_id, profiles=profiles, job_id=job_id, check_cancelled=check_cancelled)
+    done += lveval["lveval_rows"]
+    total = max(total, done)  # rows added while the job ran are scored too
     skipped = sum(1 for case in cases if case.evaluation is None)
     uncounted = {profile: len(cases) - len(counted[profile]) for profile in profiles}
     report(done, total, f"{total} predictions scored; {len(aggregates)} aggregates stored"

@@ -124,8 +124,9 @@ def _match_row(task: str, row: OcRow, by_reference: dict[str, list[_Candidate]],
     kinds = list(dict.fromkeys((documents[c.document_id].sha256, c.match_key) for c in found))
     if not found:
         if not result.stored_questions:
+            # Said to the upload page and the command line alike: either can import the task file.
             return OcProblem(row.key, None, f"no question of L-Eval's {task} is stored: import its task file first "
-                                            "(`python run.py import-leval`)")
+                                            f"({task}.jsonl, on the upload page or with import-leval)")
         return OcProblem(row.key, None, f"matches no stored question of {task}: no question whose reference equals "
                                         "its gold has its text and its document in origin_prompt")
     if len(kinds) > 1:

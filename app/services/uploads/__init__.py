@@ -20,6 +20,7 @@ from app.core.metrics.files import FileFormatError, parse_jsonl
 from app.core.text import normalize_ws
 from app.extensions import db
 from app.models import System, UploadBatch
+from app.services.importers.documents import DocumentCounts
 from app.services.importers.predictions import parse_prediction_rows, store_predictions
 from app.services.input_rules import column_length
 from app.services.uploads.archive import (
@@ -28,6 +29,8 @@ from app.services.uploads.archive import (
     clean_upload_name,
     unpack_upload,
 )
+from app.services.uploads.document_files import import_document_previews
+from app.services.uploads.file_preview import DOCUMENTS_KIND
 from app.services.uploads.lveval_files import KIND as LVEVAL_KIND
 from app.services.uploads.lveval_files import (
     check_lveval_models,
@@ -129,12 +132,12 @@ def preview_upload(uploads: list[tuple[str, BinaryIO]], *, user_id: int, system_
 
 def cap_new_systems(previews: list[FilePreview], limit: int) -> None:
     """Refuse the files of every new system past the first `limit` of one upload (docs/uploads.md, "Limits")."""
-    names = list(dict.fromkeys(p.system for p in previews if p.ok))
+    names = list(dict.fromkeys(p.system for p in previews if p.ok and p.kind != DOCUMENTS_KIND))
     known = set(db.session.scalars(select(System.name).where(System.name.in_(names)))) if names else set()
     new = [name for name in names if name not in known]
     refused = set(new[limit:])
     for preview in previews:
-        if preview.ok and preview.system in refused:
+        if preview.ok and preview.kind != DOCUMENTS_KIND and preview.system in refused:
             preview.add_error(f"one upload may create at most {limit} new systems (LEVAL_MAX_NEW_SYSTEMS); "
                               f"this file's system {preview.system!r} would be number {new.index(preview.system) + 1}"
                               f" of {len(new)}: upload it separately")
@@ -142,12 +145,26 @@ def cap_new_systems(previews: list[FilePreview], limit: int) -> None:
 
 @dataclass
 class ConfirmResult:
-    files: list[dict] = field(default_factory=list)
+    files: list[dict] = field(default_factory=list)  # per prediction file; one line per LV-Eval model
     systems: list[System] = field(default_factory=list)
+    file_count: int = 0  # every file imported, counted as the preview counts its importable files
+    documents: list[DocumentCounts] = field(default_factory=list)  # per task or reference file
 
     @property
     def predictions(self) -> int:
         return sum(f.get("created", 0) + f.get("replaced", 0) for f in self.files)
+
+    @property
+    def summary(self) -> str:
+        """What was imported, in the preview's units: "Imported 55 files: 550 predictions stored for alpha"."""
+        parts = []
+        if self.documents:
+            parts.append(f"{len(self.documents)} task or reference file{'' if len(self.documents) == 1 else 's'} "
+                         f"({sum(c.documents for c in self.documents)} documents, "
+                         f"{sum(c.questions for c in self.documents)} questions)")
+        if self.systems:
+            parts.append(f"{self.predictions} predictions stored for {', '.join(s.name for s in self.systems)}")
+        return f"Imported {self.file_count} file{'' if self.file_count == 1 else 's'}: {'; '.join(parts)}"
 
 
 def confirmed_batch(batch_id: str, user_id: int) -> UploadBatch | None:
@@ -201,8 +218,11 @@ def _import_batch(batch: Batch, *, user_id: int, replace: bool) -> ConfirmResult
     record = UploadBatch(id=batch.id, user_id=user_id)
     db.session.add(record)
     db.session.flush()  # first write of the transaction: a second confirm of this batch waits here, then fails
-    result = ConfirmResult()
+    result = ConfirmResult(file_count=len(batch.valid_files))
     names: list[str] = []
+    # Documents first, so this upload's questions exist before any prediction is stored.
+    result.documents = import_document_previews(
+        [preview for preview in batch.valid_files if preview.kind == DOCUMENTS_KIND], read_staged)
     lveval = [preview for preview in batch.valid_files if preview.kind == LVEVAL_KIND]
     for system, counts in import_lveval_previews(lveval, read_staged, keep_file, user_id=user_id, replace=replace):
         result.files.append({"file": ", ".join(p.name for p in lveval if p.system == system), **counts.as_dict()})
@@ -213,7 +233,7 @@ def _import_batch(batch: Batch, *, user_id: int, replace: bool) -> ConfirmResult
         if counts["system"] not in names:
             names.append(counts["system"])
     for preview in batch.valid_files:
-        if preview.kind in (LVEVAL_KIND, OPENCOMPASS_KIND):
+        if preview.kind in (LVEVAL_KIND, OPENCOMPASS_KIND, DOCUMENTS_KIND):
             continue
         path = read_staged(preview)
         with path.open("rb") as stream:
@@ -227,7 +247,7 @@ def _import_batch(batch: Batch, *, user_id: int, replace: bool) -> ConfirmResult
         result.files.append({"file": preview.name, **asdict(counts)})
         if counts.system not in names:
             names.append(counts.system)
-    record.files, record.predictions, record.systems = len(result.files), result.predictions, "\n".join(names)
+    record.files, record.predictions, record.systems = result.file_count, result.predictions, "\n".join(names)
     result.systems = list(db.session.scalars(select(System).where(System.name.in_(names)).order_by(System.name)))
     db.session.flush()
     return result

@@ -87,7 +87,8 @@ def unpack_upload(filename: str, stream: BinaryIO, limits: ZipLimits, folder: Pa
     name = clean_upload_name(filename)
     lowered = name.lower()
     if not name or not lowered.endswith(ACCEPTED_SUFFIXES):
-        raise UploadRejected(f"{name or 'unnamed file'}: only .jsonl (or .pred.jsonl) files and .zip archives are accepted")
+        raise UploadRejected(f"{name or 'unnamed file'}: only .jsonl files (predictions, L-Eval task or reference "
+                             "files) and .zip archives of them are accepted")
     if lowered.endswith(".jsonl"):
         path, sha256, size = spool(stream, folder)
         return UnpackedUpload(members=[UploadedMember(name, path, sha256, size)])

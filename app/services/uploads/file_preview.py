@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 MAX_ERRORS = 20
+# A file of documents (an L-Eval task file or the human-eval reference file), not predictions.
+DOCUMENTS_KIND = "documents"
 
 
 @dataclass
@@ -26,8 +28,11 @@ class FilePreview:
     conflicts: int = 0
     errors: list[dict] = field(default_factory=list)
     more_errors: int = 0
-    kind: str = "leval"  # or "lveval": `<model>/<dataset>_<level>.jsonl`, imported per model (uploads.lveval_files)
+    kind: str = "leval"  # or "lveval": `<model>/<dataset>_<level>.jsonl`, imported per model (uploads.lveval_files),
+    # or "documents": L-Eval task or reference files (`format` says which), imported before the predictions
+    format: str = ""
     new_questions: int = 0
+    new_documents: int = 0
     notes: list[dict] = field(default_factory=list)
 
     @property
@@ -35,16 +40,40 @@ class FilePreview:
         return not self.errors
 
     @property
+    def skipped(self) -> int:
+        """Rows confirming leaves as they are: already stored unchanged, or matching no stored question."""
+        return self.unchanged + (self.unmatched or 0)
+
+    @property
+    def skip_text(self) -> str:
+        """Say how many rows are skipped and why, e.g. "56 skipped (50 unmatched, 6 unchanged)"."""
+        if not self.skipped:
+            return ""
+        reasons = [f"{count} {why}" for count, why in ((self.unmatched or 0, "unmatched"), (self.unchanged, "unchanged"))
+                   if count]
+        return f"{self.skipped} skipped ({', '.join(reasons)})"
+
+    @property
     def outcome(self) -> tuple[str, str]:
-        """(badge class, what confirming does with this file): a file that adds nothing must not read "ready"."""
+        """(badge class, what confirming does with this file): a file that adds nothing must not read "ready",
+        and one that skips rows must say so (amber) rather than look like a clean import."""
         if not self.ok:
             return "err", "not importable"
-        if self.new:
-            text = f"adds {self.new} new"
-            return "ok", text + (f"; {self.conflicts} differ, replaced only if ticked" if self.conflicts else "")
+        if self.kind == DOCUMENTS_KIND:
+            if not self.new:
+                return "", f"adds nothing: its {self.unchanged} questions are already stored"
+            return "ok", f"adds {self.new} questions ({self.new_documents} new documents)" + (
+                f"; {self.unchanged} already stored" if self.unchanged else "")
+        parts = [f"adds {self.new} new" if self.new else "adds nothing"]
         if self.conflicts:
-            return "warn", f"adds nothing; {self.conflicts} differ, replaced only if ticked"
-        return "", "adds nothing: already stored"
+            parts.append(f"{self.conflicts} differ, replaced only if ticked")
+        if self.skipped and (self.new or self.conflicts or self.unmatched):
+            parts.append(self.skip_text)
+        if self.new and not self.conflicts and not self.skipped:
+            return "ok", parts[0]
+        if not self.new and not self.conflicts and not self.unmatched:
+            return "", "adds nothing: already stored"
+        return "warn", "; ".join(parts)
 
     def add_error(self, message: str, *, line: int | None = None, field_name: str | None = None) -> None:
         if len(self.errors) >= MAX_ERRORS:

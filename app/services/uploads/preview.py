@@ -19,6 +19,7 @@ from app.services.importers.predictions import (
 )
 from app.services.importers.runner import detect_format
 from app.services.input_rules import system_name_problem, upload_name_problem
+from app.services.uploads.document_files import DOCUMENT_FORMATS, preview_document_file
 from app.services.uploads.file_preview import FilePreview
 
 
@@ -62,11 +63,10 @@ def _check_format(preview: FilePreview, rows: list[Row]) -> bool:
             "LV-Eval's datasets and levels", line=first.line,
         )
         return False
-    fmt = detect_format(first)
-    if fmt != "predictions":
-        what = {"references": "a human-eval reference file", "task": "an L-Eval task file"}.get(fmt, "not a prediction file")
-        preview.add_error(f"{what}: this page takes `<model>.pred.jsonl` rows {{query, gt, <model>_pred, evaluation}}; "
-                          "import other L-Eval files with `python run.py import-leval`", line=first.line)
+    if detect_format(first) != "predictions":
+        preview.add_error("not a file this page reads: it takes prediction rows {query, gt, <model>_pred, evaluation}, "
+                          "L-Eval task or reference rows {instructions, outputs, input, …} and LV-Eval model folders",
+                          line=first.line)
         return False
     return True
 
@@ -88,10 +88,17 @@ def _check_rows(preview: FilePreview, rows: list[Row]) -> None:
             preview.add_error(exc.message, line=exc.line, field_name=exc.field)
 
 
-def _starts_with_lveval_row(path: Path, name: str) -> bool:
+def _first_row(path: Path, name: str) -> Row | None:
     with path.open("rb") as stream:
         first = next(iter_jsonl(stream, name), None)
-    return isinstance(first, Row) and is_lveval_row(first.data)
+    return first if isinstance(first, Row) else None
+
+
+def _count_evaluations(preview: FilePreview, rows: list[Row]) -> None:
+    preview.rows = len(rows)
+    preview.evaluations = dict(sorted(Counter(
+        str(row.data.get("evaluation") or "(none)") for row in rows
+    ).items()))
 
 
 def preview_file(name: str, path: Path, sha256: str, size: int, *, system_override: str | None = None) -> FilePreview:
@@ -106,8 +113,16 @@ def preview_file(name: str, path: Path, sha256: str, size: int, *, system_overri
 
         preview_opencompass_file(preview)
         return preview
+    first = _first_row(path, name)
+    if first is not None and not is_lveval_file_name(name) and detect_format(first) in DOCUMENT_FORMATS:
+        # An L-Eval task or reference file: documents, questions and references, stored before any prediction.
+        rows = read_rows(preview, path)
+        _count_evaluations(preview, rows)
+        preview_document_file(preview, rows, detect_format(first))  # names every bad line, JSON or field
+        preview.errors.sort(key=lambda error: error["line"] or 0)
+        return preview
     name_system(preview, system_override)
-    if preview.ok and (is_lveval_file_name(name) or _starts_with_lveval_row(path, name)):
+    if preview.ok and (is_lveval_file_name(name) or (first is not None and is_lveval_row(first.data))):
         from app.services.uploads.lveval_files import preview_lveval_file
 
         if not is_lveval_file_name(name):  # LV-Eval rows under another name: its folder names the model
@@ -115,14 +130,11 @@ def preview_file(name: str, path: Path, sha256: str, size: int, *, system_overri
         preview_lveval_file(preview, path)
         return preview
     rows = read_rows(preview, path)
-    preview.rows = len(rows)
+    _count_evaluations(preview, rows)
     if not rows:
         if preview.ok:
             preview.add_error("the file has no JSON lines")
         return preview
-    preview.evaluations = dict(sorted(Counter(
-        str(row.data.get("evaluation") or "(none)") for row in rows
-    ).items()))
     if not _check_format(preview, rows):
         return preview
     _check_rows(preview, rows)
@@ -139,8 +151,8 @@ def preview_file(name: str, path: Path, sha256: str, size: int, *, system_overri
     preview.unmatched_examples = counts.unmatched_examples
     preview.new, preview.unchanged, preview.conflicts = counts.created, counts.unchanged, counts.conflicts
     if not counts.matched:
-        preview.add_error("no row matches a stored question: import L-Eval's task or human-eval reference files "
-                          "first (`python run.py import-leval`)" + _subset_hint(counts.unmatched_in_subset))
+        preview.add_error("no row matches a stored question: upload L-Eval's task files or its human-eval reference "
+                          "file first (on this page), then this file" + _subset_hint(counts.unmatched_in_subset))
     elif counts.unmatched_in_subset:
         preview.notes.append({"line": None, "field": None,
                               "message": _subset_hint(counts.unmatched_in_subset).removeprefix("; ")})
