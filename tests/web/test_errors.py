@@ -13,7 +13,7 @@ from tests.conftest import AuthActions
 from tests.web.test_security import build_url, url_values
 
 HUGE = 2 ** 63
-API_ROUTES = ("/annotate/api/", "/jobs/api", "/annotate/document/", "/judge/win-rates.json", "/leaderboard/json")
+API_ROUTES = ("/api/v1/", "/annotate/api/", "/jobs/api", "/annotate/document/", "/judge/win-rates.json", "/leaderboard/json")
 JSON_SUFFIX = ".json"  # every *.json route answers JSON too (app.web.errors.API_PATH), e.g. the authoring panes
 
 
