@@ -42,6 +42,8 @@ from dataclasses import dataclass, field
 DEFAULT_ALPHA = 0.05
 READ_AGAIN_COST = 0.25
 FILLERS = 1
+# Open pairs at least this share as ambiguous as the most ambiguous one get answers on a question.
+FOCUS = 0.5
 # Resamples of the paired test inside the stopping rule: enough for p values down to alpha / m.
 TEST_RESAMPLES = 2000
 # How many allocated documents an annotator may be ahead of the least-loaded annotator who started.
@@ -247,7 +249,9 @@ def choose(status: Status, ratings: Mapping[Cell, Sequence[float]], candidates: 
     first (for any system), whatever the pairs say.
     """
     counts = _counts(ratings, pending or {})
-    open_pairs = status.open_pairs
+    # LUCB samples the most ambiguous boundary; every pair at least half as ambiguous as it shares the reading.
+    top = max((p.ambiguity for p in status.open_pairs), default=0.0)
+    open_pairs = [p for p in status.open_pairs if p.ambiguity >= FOCUS * top]
     contended = {s for p in open_pairs for s in (p.higher, p.lower)}
     by_document: dict[int, list[Candidate]] = defaultdict(list)
     for candidate in candidates:
