@@ -17,7 +17,7 @@ from app.extensions import db
 from app.models import Study
 from app.services.annotation.documents import document_payload
 from app.services.annotation.pages import load_question_page, next_question
-from app.services.annotation.rounds import last_worked_question, open_round
+from app.services.annotation.rounds import open_round
 from app.core.rubric import RUBRIC
 from app.services.annotation.scoring import (
     ScoreError,
