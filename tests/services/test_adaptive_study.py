@@ -25,8 +25,8 @@ PLANTED = {"north-1b": 5, "east-2b": 4, "south-3b": 2, "west-4b": 1}
 PEOPLE = (("ana", "ana-pass-12345"), ("ben", "ben-pass-12345"))
 
 
-def _setup(app, tmp_path, **spec):
-    folder = write_study_set(tmp_path / "data", documents=6, questions_each=5)
+def _setup(app, tmp_path, documents=4, **spec):
+    folder = write_study_set(tmp_path / "data", documents=documents, questions_each=5)
     with app.app_context():
         assert not import_path(folder).failed
         for name, password in PEOPLE:
@@ -105,7 +105,7 @@ def _score_until_stopped(app, study_id, noise, rng, max_pages=200):
 
 
 def test_two_annotators_settle_a_planted_ranking_with_fewer_readings(app, tmp_path):
-    study_id = _setup(app, tmp_path, allocation="adaptive", budget_documents=12, tie_margin=0.5)
+    study_id = _setup(app, tmp_path, allocation="adaptive", budget_documents=8, tie_margin=0.5)
     clients, seen, sizes, labels, stopped = _score_until_stopped(app, study_id, (0, 0, 0, 1, -1), random.Random(3))
     with app.app_context():
         study = db.session.get(Study, study_id)
@@ -113,7 +113,7 @@ def test_two_annotators_settle_a_planted_ranking_with_fewer_readings(app, tmp_pa
         loads = allocation.document_loads(study_id)
     assert status.settled and set(stopped.values()) == {"settled"}
     assert status.ranking == list(PLANTED)  # the planted order
-    assert status.spent.documents < 12      # fewer readings than both annotators reading every document
+    assert status.spent.documents < 8       # fewer readings than both annotators reading every document
     # Never an answer twice.
     for slots in seen.values():
         assert len(slots) == len(set(slots))
@@ -128,7 +128,7 @@ def test_two_annotators_settle_a_planted_ranking_with_fewer_readings(app, tmp_pa
 
 
 def test_the_budget_stops_an_adaptive_study(app, tmp_path):
-    study_id = _setup(app, tmp_path, allocation="adaptive", budget_documents=2)
+    study_id = _setup(app, tmp_path, documents=3, allocation="adaptive", budget_documents=2)
     _, _, _, _, stopped = _score_until_stopped(app, study_id, (-2, 2), random.Random(1))
     with app.app_context():
         assert allocation.spent(study_id).documents == 2
@@ -137,7 +137,7 @@ def test_the_budget_stops_an_adaptive_study(app, tmp_path):
 
 
 def test_an_annotator_ahead_waits_for_the_others(app, tmp_path):
-    study_id = _setup(app, tmp_path, allocation="adaptive", budget_documents=50)
+    study_id = _setup(app, tmp_path, documents=3, allocation="adaptive", budget_documents=50)
     ana, ben = _user(app, "ana"), _user(app, "ben")
     with app.app_context():
         study = db.session.get(Study, study_id)
