@@ -2,12 +2,14 @@
 
 Run: python tests/benchmarks/bench_allocation.py [--seeds N] [--cases main,hard,easy] [--json]
 
-What is real: the study is created by services.studies.setup.create_study; each simulated
-annotator asks annotation.pages.next_question for their next question (round-robin resume in a
-fixed study, the adaptive policy of services/studies/allocation.py in an adaptive one), opens it
-with load_question_page (the blind, shuffled answers the browser would get) and saves every answer
-with annotation.scoring.save_from_request, the save endpoint's own path. Only the simulator's
-oracle (which system wrote an answer, to draw its score) reads the answers' systems.
+What is real: both studies are created by services.studies.setup.create_study (the fixed one's
+questions shared out by assignment.rebalance, read back from the database). In the adaptive study
+each simulated annotator asks annotation.pages.next_question for their next question (the policy of
+services/studies/allocation.py), opens it with load_question_page (the blind, shuffled answers the
+browser would get) and saves every answer with annotation.scoring.save_from_request, the save
+endpoint's own path. A fixed study gives every answer of every assigned question whatever the
+scores say, so its scores are drawn in process (saving them changes no choice) to keep a seed
+affordable. Only the simulator's oracle (which system wrote an answer) reads the answers' systems.
 
 The ground truth (hierarchical): quality(q, s) = 3 + system_s + question_q + interaction_qs, and an
 annotator's score is round(quality + bias_a + noise), clipped to 1–5. Parameters (chosen, not
@@ -280,14 +282,46 @@ def summarise(case: str, results: list[dict]) -> dict:
                   "tau": statistics.fmean(a["tau"] for a in adaptive)})
     d_mean, d_sd = mean_sd(docs_saved)
     a_mean, a_sd = mean_sd(answers_saved)
-    return {"case": case, "seeds": len(results), "documents_saved": d_mean, "documents_saved_sd": d_sd,
-            "answers_saved": a_mean, "answers_saved_sd": a_sd, "table": table}
+    equal = equal_accuracy(results, budget)
+    return {"case": case, "seeds": len(results), "documents_saved": equal["documents_saved"],
+            "answers_saved": equal["answers_saved"], "equal_accuracy": equal,
+            "at_stop": {"documents_saved": d_mean, "documents_saved_sd": d_sd, "answers_saved": a_mean,
+                        "answers_saved_sd": a_sd, "p_exact": statistics.fmean(a["exact"] for a in adaptive),
+                        "tau": statistics.fmean(a["tau"] for a in adaptive)},
+            "table": table}
+
+
+def equal_accuracy(results: list[dict], budget: float) -> dict:
+    """The first checkpoint where adaptive's mean tau and P(exact) over the seeds reach fixed k = 3's, and the
+    savings there (None when adaptive does not reach it within fixed k = 3's documents); per-seed spread of
+    the answers saved at that checkpoint."""
+    fixed_tau = statistics.fmean(r["fixed"][2]["tau"] for r in results)
+    fixed_exact = statistics.fmean(r["fixed"][2]["exact"] for r in results)
+    for i, share in enumerate(CHECKPOINTS):
+        points = [(r["curve"][i], r["fixed"][2]) for r in results if r["curve"][i] is not None]
+        if len(points) < len(results):
+            continue
+        if (statistics.fmean(p[1] for p, _ in points) >= fixed_tau
+                and statistics.fmean(p[0] for p, _ in points) >= fixed_exact):
+            saved = [1 - p[2] / f["answers"] for p, f in points]
+            return {"share_of_documents": share, "documents_saved": 1 - share, "answers_saved": statistics.fmean(saved),
+                    "answers_saved_sd": statistics.stdev(saved) if len(saved) > 1 else 0.0,
+                    "fixed_tau": fixed_tau, "fixed_p_exact": fixed_exact}
+    return {"share_of_documents": None, "documents_saved": None, "answers_saved": None,
+            "fixed_tau": fixed_tau, "fixed_p_exact": fixed_exact}
 
 
 def print_summary(summary: dict, out=sys.stdout) -> None:
-    print(f"\n== case {summary['case']}: {summary['seeds']} seeds; saved vs fixed k=3 at its stop: documents "
-          f"{summary['documents_saved']:.1%} ± {summary['documents_saved_sd']:.1%}, answers "
-          f"{summary['answers_saved']:.1%} ± {summary['answers_saved_sd']:.1%} (mean ± sd over seeds)", file=out)
+    stop, equal = summary["at_stop"], summary["equal_accuracy"]
+    print(f"\n== case {summary['case']}: {summary['seeds']} seeds", file=out)
+    if equal["share_of_documents"] is None:
+        print("   adaptive does not reach fixed k=3's accuracy (mean tau and P(exact)) within its documents", file=out)
+    else:
+        print(f"   at equal accuracy (mean tau >= {equal['fixed_tau']:.3f}, P(exact) >= {equal['fixed_p_exact']:.2f}): "
+              f"documents saved {equal['documents_saved']:.0%}, answers saved {equal['answers_saved']:.1%} "
+              f"± {equal['answers_saved_sd']:.1%}", file=out)
+    print(f"   at adaptive's own stop: documents saved {stop['documents_saved']:.1%} ± {stop['documents_saved_sd']:.1%}, "
+          f"answers saved {stop['answers_saved']:.1%} ± {stop['answers_saved_sd']:.1%} (mean ± sd over seeds)", file=out)
     print(f"{'policy':44} {'documents':>10} {'answers':>9} {'P(exact)':>9} {'tau':>6}", file=out)
     for row in summary["table"]:
         answers = "" if row["answers"] is None else f"{row['answers']:.0f}"
@@ -310,7 +344,7 @@ def main() -> int:
             results = []
             for seed in range(args.seeds if case == "main" or args.side_seeds is None else args.side_seeds):
                 results.append(run_seed(app, case, seed, ctx))
-                print(f"  {case} seed {seed}: adaptive {results[-1]['adaptive']}", file=sys.stderr, flush=True)
+                print(json.dumps({"case": case, "seed": seed, **results[-1]}), file=sys.stderr, flush=True)
             summaries.append(summarise(case, results))
             print_summary(summaries[-1], out=sys.stderr if args.json else sys.stdout)
     main_case = summaries[0]
