@@ -85,8 +85,22 @@ def list_command(as_json: bool) -> None:
               help="When an answer repeats a shown reference: hide it there, show it, or leave the system out.")
 @click.option("--description", default="")
 @click.option("--open", "open_now", is_flag=True, help="Open the study at once (default: a draft).")
+@click.option("--allocation", type=click.Choice(["fixed", "adaptive"]), default="fixed", show_default=True,
+              help="fixed: every question to --overlap annotators; adaptive: the server gives each annotator the "
+              "document, questions and answers that still change the ranking, within a budget.")
+@click.option("--budget-documents", type=click.IntRange(min=1), default=None,
+              help="Adaptive: the most documents read (one per annotator and document).")
+@click.option("--budget-answers", type=click.IntRange(min=1), default=None, help="Adaptive: the most answers scored.")
+@click.option("--budget-hours", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Adaptive: the most annotator-hours of active scoring time.")
+@click.option("--min-per-answer", type=click.IntRange(min=1), default=None,
+              help="Adaptive: every answer scored at all is scored by at least this many annotators (default 1).")
+@click.option("--tie-margin", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Adaptive: two systems whose difference is shown to lie within ±X points count as tied.")
 def create_command(name: str, questions: str, systems: str | None, annotators: str | None, overlap: int | None,
-                   references: str, policy: str, description: str, open_now: bool) -> None:
+                   references: str, policy: str, description: str, open_now: bool, allocation: str,
+                   budget_documents: int | None, budget_answers: int | None, budget_hours: float | None,
+                   min_per_answer: int | None, tie_margin: float | None) -> None:
     """Create a study, pinning every system's current answers."""
     upgrade_database()
     try:
@@ -95,7 +109,9 @@ def create_command(name: str, questions: str, systems: str | None, annotators: s
             system_ids=_names(System, System.name, systems, "system") if systems else None,
             annotator_ids=None if annotators is None else _annotators(annotators),
             overlap=overlap, reference_kinds=[k.strip() for k in references.split(",") if k.strip()],
-            reference_policy=policy, status="open" if open_now else "draft",
+            reference_policy=policy, status="open" if open_now else "draft", allocation=allocation,
+            budget_documents=budget_documents, budget_answers=budget_answers, budget_hours=budget_hours,
+            min_per_answer=min_per_answer, tie_margin=tie_margin,
         )
         study = setup.create_study(spec)
     except setup.StudyError as exc:
@@ -136,7 +152,10 @@ def show_command(name: str, as_json: bool) -> None:
         "annotators": "everyone" if study.everyone_may_score else [u.username for u in o.annotators],
         "progress": [{"annotator": p.username, "round": p.round_number, "done": p.done, "total": p.total}
                      for p in o.progress],
+        "allocation": study.allocation,
     }
+    if o.allocation is not None:
+        data["adaptive"] = o.allocation.to_dict()
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
@@ -150,6 +169,16 @@ def show_command(name: str, as_json: bool) -> None:
                    "score(s) stale")
     for p in data["progress"]:
         click.echo(f"  {p['annotator']}: {p['done']} of {p['total']} (round {p['round']})")
+    if o.allocation is not None:
+        a = o.allocation
+        click.echo(f"  adaptive: {'settled' if a.settled else a.stopped or 'not settled yet'}; spent "
+                   f"{a.spent.documents} documents, {a.spent.answers} answers given, {a.spent.hours:.2f} h "
+                   f"(budget {a.budget['documents']} documents, {a.budget['answers']} answers, {a.budget['hours']} h)")
+        for pair in a.pairs:
+            left = ("" if pair.state != "open" else
+                    f", about {pair.documents_left} documents / {pair.answers_left} answers left"
+                    if pair.questions_left is not None else ", too little data to estimate")
+            click.echo(f"    {pair.higher} > {pair.lower}: {pair.state} ({pair.n_questions} common questions{left})")
 
 
 def _set_status(name: str, status: str) -> None:

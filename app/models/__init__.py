@@ -8,7 +8,7 @@ from app.models.queue import QueueCounter, QueueSchedule, QueueTask, QueueValue
 from app.models.rating import LLMRating, RaterPrompt
 from app.models.scoring import COUNTED, AnnotationRound, QuestionView, Score, ScoreRevision
 from app.models.studies import (
-    Answer, Study, StudyAnnotator, StudyAnswer, StudyAssignment, StudyHiddenReference, StudyQuestion, StudySystem,
+    Answer, Study, StudyAllocation, StudyAnnotator, StudyAnswer, StudyAssignment, StudyHiddenReference, StudyQuestion, StudySystem,
 )
 from app.models.tokens import ApiToken
 from app.models.users import LoginAttempt, Setting, User
@@ -16,7 +16,7 @@ from app.models.versions import DataVersion
 
 __all__ = [
     "COUNTED", "ApiToken",
-    "Answer", "Study", "StudyAnnotator", "StudyAnswer", "StudyAssignment", "StudyHiddenReference", "StudyQuestion",
+    "Answer", "Study", "StudyAllocation", "StudyAnnotator", "StudyAnswer", "StudyAssignment", "StudyHiddenReference", "StudyQuestion",
     "StudySystem", "AnnotationRound", "AuthoredPair", "DataVersion", "Document", "GenerationAnswer", "GenerationCall",
     "GenerationPrompt", "GenerationRun", "Job", "JudgePrompt", "LLMJudgment", "LLMRating", "LoginAttempt", "LvevalItem",
     "MetricAggregate", "MetricResult", "Prediction", "QueueCounter", "QueueSchedule", "QueueTask", "QueueValue", "PredictionFile", "Question", "QuestionView", "RaterPrompt",

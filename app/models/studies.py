@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, Boolean, ForeignKey, Integer, String, Text, UniqueConstraint, false
+from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import db
@@ -13,6 +13,9 @@ STUDY_STATUSES = ("draft", "open", "closed")
 # What to do when an answer repeats a reference shown beside it: hide that reference on that
 # question (default), show it anyway, or leave the system out of the study.
 REFERENCE_POLICIES = ("hide", "show", "exclude")
+# How a study gives out its answers: every question to `overlap` annotators (fixed, round-robin), or
+# where the ranking is still uncertain, within a budget (adaptive: services/studies/allocation.py).
+ALLOCATIONS = ("fixed", "adaptive")
 
 
 class Study(db.Model):
@@ -35,6 +38,18 @@ class Study(db.Model):
     references_checked: Mapped[bool] = mapped_column(Boolean, default=False)
     created_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     created_at: Mapped[datetime] = created_at_column()
+    allocation: Mapped[str] = mapped_column(String(10), default="fixed", server_default="fixed")
+    # Adaptive only: the most documents read (one per annotator and document), answers given out and
+    # annotator-hours of active time; the fewest annotators per answer scored; the tie margin on 1-5.
+    budget_documents: Mapped[int | None] = mapped_column(Integer)
+    budget_answers: Mapped[int | None] = mapped_column(Integer)
+    budget_hours: Mapped[float | None] = mapped_column(Float)
+    min_per_answer: Mapped[int | None] = mapped_column(Integer)
+    tie_margin: Mapped[float | None] = mapped_column(Float)
+
+    @property
+    def adaptive(self) -> bool:
+        return self.allocation == "adaptive"
 
 
 class StudyQuestion(db.Model):
@@ -126,3 +141,20 @@ class StudyAssignment(db.Model):
     study_id: Mapped[int] = mapped_column(ForeignKey("studies.id", ondelete="CASCADE"), index=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     question_id: Mapped[int] = mapped_column(ForeignKey("questions.id", ondelete="CASCADE"), index=True)
+
+
+class StudyAllocation(db.Model):
+    """One answer given to one annotator by an adaptive study, at one step of its sampling (for replay)."""
+
+    __tablename__ = "study_allocations"
+    __table_args__ = (UniqueConstraint("study_id", "user_id", "study_answer_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    study_answer_id: Mapped[int] = mapped_column(ForeignKey("study_answers.id", ondelete="CASCADE"), index=True)
+    question_id: Mapped[int] = mapped_column(ForeignKey("questions.id", ondelete="CASCADE"), index=True)
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"), index=True)
+    # The study's allocation step (1, 2, …): every answer of one step was given in one request.
+    step: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = created_at_column()

@@ -17,8 +17,8 @@ from app.extensions import db
 from app.models import Study
 from app.services.annotation.choices import only_choice, study_choices
 from app.services.annotation.documents import document_payload
-from app.services.annotation.pages import load_question_page
-from app.services.annotation.rounds import last_worked_question, open_round
+from app.services.annotation.pages import load_question_page, next_question
+from app.services.annotation.rounds import open_round
 from app.core.rubric import RUBRIC
 from app.services.annotation.scoring import (
     ScoreError,
@@ -55,11 +55,10 @@ def resume():
 def study_home(study_id: int):
     """Resume where the annotator stopped: the question last worked on if it has unscored answers, else the next."""
     study = _study(study_id)
-    round_ = open_round(study.id, current_user.id)
-    slot = load_workload(study, round_.id, current_user.id).resume_at(last_worked_question(round_.id))
-    if slot is None:
-        return redirect(url_for("annotate.done", study_id=study.id))
-    return redirect(url_for("annotate.question", study_id=study.id, question_id=slot.question_id))
+    found = next_question(study, current_user.id)
+    if found.question_id is None:
+        return redirect(url_for("annotate.done", study_id=study.id, why=found.reason or None))
+    return redirect(url_for("annotate.question", study_id=study.id, question_id=found.question_id))
 
 
 @bp.get("/<int:study_id>/q/<int:question_id>")
@@ -86,8 +85,18 @@ def done(study_id: int):
     return render_template(
         "annotate/done.html", study=study, round=round_, workload=workload, counts=counts, rubric=RUBRIC,
         most=max(counts.values()) or 1, first_open=workload.first_open(),
+        why=WHY_NOTHING.get(request.args.get("why", "")) if study.adaptive else None,
     )
 
+
+# Why an adaptive study gave nothing more (services/studies/allocation.py's reasons).
+WHY_NOTHING = {
+    "settled": "The study's ranking is settled: nothing more is needed. Thank you.",
+    "budget": "The study's budget is spent: nothing more is needed. Thank you.",
+    "exhausted": "There is nothing more for you to score in this study.",
+    "ahead": "You are ahead of the other annotators: come back once they have caught up "
+             "(workloads are kept within two documents of each other).",
+}
 
 DOCUMENT_MAX_AGE = 24 * 3600
 

@@ -677,3 +677,38 @@ def test_ratings_and_judgments_take_an_evidence_column_and_keep_their_rows(tmp_p
         with db.engine.connect() as connection:
             assert connection.execute(text("SELECT score FROM llm_ratings")).scalar() == 4
         db.engine.dispose()
+
+
+BEFORE_ALLOCATION = "b7e2d94c1f35"  # the evidence column's migration
+
+
+def test_allocation_policy_arrives_on_a_scored_database_and_leaves_it_as_it_was(tmp_path):
+    """Existing studies become fixed (their overlap kept); scores, rounds and views stay; going back keeps them too."""
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=BEFORE_STUDIES)
+        with db.engine.begin() as connection:
+            seed_before_studies(connection)
+        upgrade(revision=BEFORE_ALLOCATION)
+        with db.engine.connect() as connection:
+            before = connection.execute(text("SELECT id, answer_id, value FROM scores ORDER BY id")).all()
+        upgrade()
+        with db.engine.begin() as connection:
+            q = lambda sql: connection.execute(text(sql)).all()  # noqa: E731
+            assert q("SELECT name, overlap, allocation, budget_documents, tie_margin FROM studies") == [
+                ("L-Eval human evaluation", None, "fixed", None, None)]
+            assert q("SELECT id, answer_id, value FROM scores ORDER BY id") == before
+            assert q("SELECT count(*) FROM study_allocations") == [(0,)]
+            slot, question, document = q("SELECT sa.id, sa.question_id, qu.document_id FROM study_answers sa "
+                                         "JOIN questions qu ON qu.id = sa.question_id ORDER BY sa.id")[0]
+            connection.execute(text(
+                "INSERT INTO study_allocations (study_id, user_id, study_answer_id, question_id, document_id, step, "
+                "created_at) VALUES (1, 1, :slot, :q, :d, 1, '2026-01-04 00:00:00')"),
+                {"slot": slot, "q": question, "d": document})
+        downgrade(revision=BEFORE_ALLOCATION)
+        with db.engine.connect() as connection:
+            assert connection.execute(text("SELECT id, answer_id, value FROM scores ORDER BY id")).all() == before
+            assert "study_allocations" not in inspect(db.engine).get_table_names()
+            assert connection.execute(text("SELECT count(*) FROM question_views")).scalar() == 2
+        db.session.remove()
+        db.engine.dispose()

@@ -54,3 +54,19 @@ def clean(value: Any) -> float | None:
         return None
     number = float(value)
     return number if math.isfinite(number) else None
+
+
+def on_common_questions(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Keep the records of the questions on which every system in the records was scored.
+
+    An adaptive study gives answers where the ranking is uncertain, so each system is scored on
+    different questions; means and correlations over the questions all of them share stay valid
+    (a complete block: no system's mean carries easier or harder questions than another's).
+    """
+    rows = list(records)
+    systems = {str(r["system"]) for r in rows}
+    seen: dict[QuestionKey, set[str]] = {}
+    for r in rows:
+        seen.setdefault(question_key(r), set()).add(str(r["system"]))
+    complete = {q for q, got in seen.items() if got == systems}
+    return [r for r in rows if question_key(r) in complete]

@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from app.extensions import db
 from app.models import AnnotationRound, Answer, QuestionView, StudyAnswer
 from app.services.annotation.scoring import answer_label, resolve_in_order
+from app.services.studies.assignment import answer_in_share
 from app.services.studies.membership import SHOWN
 
 _RANDOM = secrets.SystemRandom()
@@ -31,10 +32,11 @@ def shuffled(ids: list[int]) -> list[int]:
     return order
 
 
-def shown_slot_ids(study_id: int, question_id: int) -> list[int]:
-    """The slots of this question that the study shows."""
+def shown_slot_ids(study_id: int, question_id: int, annotator_id: int) -> list[int]:
+    """The slots of this question that the study shows this annotator (in an adaptive study, those given to them)."""
     return list(db.session.scalars(
-        select(StudyAnswer.id).where(StudyAnswer.study_id == study_id, StudyAnswer.question_id == question_id, SHOWN)
+        select(StudyAnswer.id).where(StudyAnswer.study_id == study_id, StudyAnswer.question_id == question_id, SHOWN,
+                                     answer_in_share(study_id, annotator_id, StudyAnswer.id))
     ))
 
 
@@ -45,7 +47,7 @@ def find_view(round_id: int, question_id: int) -> QuestionView | None:
 
 def ensure_view(round_: AnnotationRound, question_id: int) -> QuestionView:
     """Return the annotator's view of a question, recording its order and first-view time once."""
-    shown = shown_slot_ids(round_.study_id, question_id)
+    shown = shown_slot_ids(round_.study_id, question_id, round_.annotator_id)
     view = find_view(round_.id, question_id)
     if view is None:
         view = QuestionView(round_id=round_.id, question_id=question_id, order=shuffled(shown))

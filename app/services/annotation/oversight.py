@@ -26,6 +26,7 @@ from app.models import (
 )
 from app.models.corpus import REFERENCE_KINDS, REFERENCE_LABELS
 from app.services.annotation.rounds import OPEN, RoundSummary, rounds_of
+from app.services.studies.allocation import AllocationStatus, allocation_status
 from app.services.studies.answers import Outdated, outdated
 from app.services.studies.assignment import annotator_ids, assigned_questions
 from app.services.studies.membership import SHOWN, study_scores
@@ -183,6 +184,7 @@ class StudyOverview:
     coverage: list[QuestionCoverage]
     reference_kinds: tuple[str, ...] = REFERENCE_KINDS
     reference_labels: dict[str, str] | None = None
+    allocation: AllocationStatus | None = None  # an adaptive study's stopping rule, now
 
 
 def _system_rows(study: Study) -> list[SystemRow]:
@@ -224,4 +226,5 @@ def study_overview(study: Study) -> StudyOverview:
         annotators=[u for u in candidates if u.id in listed] or [],
         candidates=candidates, progress=annotator_progress(study), coverage=question_coverage(study),
         reference_labels=REFERENCE_LABELS,
+        allocation=allocation_status(study) if study.adaptive else None,
     )

@@ -11,9 +11,10 @@ from app.models import AnnotationRound, Document, Question, Reference, Study
 from app.models.corpus import REFERENCE_LABELS
 from app.services.annotation.blinding import ensure_view, visible_answers
 from app.services.annotation.documents import document_version
-from app.services.annotation.rounds import find_open_round, open_round
+from app.services.annotation.rounds import find_open_round, last_worked_question, open_round
 from app.services.annotation.scoring import scores_by_answer
 from app.services.annotation.workload import QuestionSlot, Workload, load_workload
+from app.services.studies import allocation
 from app.services.studies.references import hidden_kinds
 
 
@@ -88,3 +89,21 @@ def load_question_page(study: Study, annotator_id: int, question_id: int) -> Que
         document_version=document_version(item.sha256), references=references, hidden_references=hidden,
         answers=cards,
     )
+
+
+@dataclass(frozen=True)
+class NextQuestion:
+    question_id: int | None
+    reason: str | None  # why there is none: allocation.SETTLED, BUDGET, EXHAUSTED or AHEAD (adaptive), or None
+
+
+def next_question(study: Study, annotator_id: int) -> NextQuestion:
+    """Where the annotator goes next: the question last worked on if it has unscored answers, else the next
+    open one; in an adaptive study with nothing open, the server gives the next document's questions
+    (studies/allocation.py), so an annotator finishes what they were given before getting more."""
+    round_ = open_round(study.id, annotator_id)
+    slot = load_workload(study, round_.id, annotator_id).resume_at(last_worked_question(round_.id))
+    if slot is not None or not study.adaptive or study.status != "open":
+        return NextQuestion(slot.question_id if slot else None, None)
+    given = allocation.give_next(study, annotator_id)
+    return NextQuestion(given.question_id, given.reason)

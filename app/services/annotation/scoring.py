@@ -29,7 +29,7 @@ from app.models.ids import MAX_DB_ID
 from app.services.data_versions import note_written
 from app.services.input_rules import text_problem
 from app.services.sqlite_writer import one_writer
-from app.services.studies.assignment import in_share, may_score, may_score_question
+from app.services.studies.assignment import answer_in_share, in_share, may_score, may_score_question
 from app.services.studies.membership import SHOWN
 
 MAX_COMMENT = 4000
@@ -307,7 +307,8 @@ def _progress_statement():
     The annotator's answers: those the study shows, on the questions assigned to them when the
     study has an overlap limit; each joined with this round's score on it, if any.
     """
-    assigned = in_share(bindparam("study_id"), bindparam("user_id"), StudyAnswer.question_id)
+    assigned = and_(in_share(bindparam("study_id"), bindparam("user_id"), StudyAnswer.question_id),
+                    answer_in_share(bindparam("study_id"), bindparam("user_id"), StudyAnswer.id))
     on_question = StudyAnswer.question_id == bindparam("question_id")
     return (
         select(

@@ -21,7 +21,7 @@ from app.models import (
     StudyAnswer,
     StudyQuestion,
 )
-from app.services.studies.assignment import in_share
+from app.services.studies.assignment import answer_in_share, in_share
 from app.services.studies.membership import shown_answers, study_scores
 
 SNIPPET_CHARS = 90
@@ -145,7 +145,8 @@ def shown_answer_counts(study_id: int, annotator_id: int | None = None) -> list[
         .order_by(StudyQuestion.position)
     )
     if annotator_id is not None:
-        stmt = stmt.where(in_share(study_id, annotator_id, Question.id))
+        stmt = stmt.where(in_share(study_id, annotator_id, Question.id),
+                          answer_in_share(study_id, annotator_id, StudyAnswer.id))
     return list(db.session.execute(stmt))
 
 

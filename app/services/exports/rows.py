@@ -17,6 +17,7 @@ from app.models import (
     Question,
     Score,
     Study,
+    StudyAllocation,
     StudyAnswer,
     System,
     User,
@@ -29,7 +30,7 @@ SCORE_FIELDS = (
     "annotator", "system", "document_id", "question_id", "query", "answer_label", "score", "comment",
     "scored_at", "seconds_spent", "round", "round_status", "first_scored_at", "task", "document_sha256",
     "question_position", "gt", "prediction_file", "prediction_file_sha256", "answer_sha256", "answer_version",
-    "stale", "annotator_active", "study", "app_version",
+    "stale", "annotator_active", "study", "app_version", "allocation", "allocation_step",
 )
 ROUND_CHOICES = ("all", "current")
 
@@ -60,7 +61,9 @@ def score_rows(study_id: int, rounds: str = "all", annotator: str | None = None,
 
     Every row names the exact answer version scored (`answer_sha256`, `answer_version`); `stale`
     is true when the study no longer shows that version (a score results leave out);
-    `annotator_active` lets a re-import create the account as it was.
+    `annotator_active` lets a re-import create the account as it was. `allocation` is the study's
+    policy (fixed or adaptive) and `allocation_step` the adaptive step at which the answer was given
+    to the annotator (empty in a fixed study), so the sampling can be replayed.
     """
     if rounds not in ROUND_CHOICES:
         raise ValueError(f"rounds must be one of {ROUND_CHOICES}, not {rounds!r}")
@@ -70,9 +73,13 @@ def score_rows(study_id: int, rounds: str = "all", annotator: str | None = None,
             Score.value, Score.comment, Score.updated_at, Score.seconds_spent, AnnotationRound.number,
             AnnotationRound.status, Score.created_at, Document.task, Document.sha256, Question.position,
             Question.reference, PredictionFile.filename, PredictionFile.sha256, Score.answer_sha256, Answer.version,
-            Score.answer_id, User.active, include_stale=True,
+            Score.answer_id, User.active, StudyAllocation.step, include_stale=True,
         )
         .join(User, User.id == AnnotationRound.annotator_id)
+        .outerjoin(StudyAnswer, (StudyAnswer.study_id == study_id) & (StudyAnswer.answer_id == Score.answer_id))
+        .outerjoin(StudyAllocation, (StudyAllocation.study_id == study_id)
+                   & (StudyAllocation.user_id == AnnotationRound.annotator_id)
+                   & (StudyAllocation.study_answer_id == StudyAnswer.id))
         .join(Prediction, Prediction.id == Answer.prediction_id)
         .outerjoin(PredictionFile, PredictionFile.id == Prediction.file_id)
         .order_by(User.username, AnnotationRound.number, Document.id, Question.position, System.name, Answer.version)
@@ -85,12 +92,12 @@ def score_rows(study_id: int, rounds: str = "all", annotator: str | None = None,
         stmt = stmt.where(User.username == annotator)
     if score_ids is not None:
         stmt = stmt.where(Score.id.in_(score_ids))
-    study_name = db.session.scalar(select(Study.name).where(Study.id == study_id))
+    study_name, allocation = db.session.execute(select(Study.name, Study.allocation).where(Study.id == study_id)).one()
     shown = set(db.session.scalars(shown_answers(study_id, StudyAnswer.answer_id)))
     rows = []
     for (username, system, document_id, question_id, query, label, value, comment, updated, seconds, number,
          status, created, task, document_sha, position, gt, filename, file_sha, answer_sha, version,
-         answer_id, active) in db.session.execute(stmt):
+         answer_id, active, step) in db.session.execute(stmt):
         rows.append({
             "annotator": username, "system": system, "document_id": document_id, "question_id": question_id,
             "query": query, "answer_label": label or "", "score": value, "comment": comment or "",
@@ -100,5 +107,6 @@ def score_rows(study_id: int, rounds: str = "all", annotator: str | None = None,
             "prediction_file": filename or "", "prediction_file_sha256": file_sha or "",
             "answer_sha256": answer_sha, "answer_version": version, "stale": answer_id not in shown,
             "annotator_active": bool(active), "study": study_name, "app_version": __version__,
+            "allocation": allocation, "allocation_step": step if step is not None else "",
         })
     return rows

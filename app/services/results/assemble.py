@@ -19,6 +19,7 @@ from app.core.stats.bootstrap import DEFAULT_RESAMPLES
 from app.core.version import __version__
 from app.extensions import db
 from app.models import Document, Question, Study, StudySystem, System
+from app.services.studies.allocation import SAMPLING_NOTE
 from app.services.cache import cached
 from app.services.results.judge_rates import WinRates, load_win_rates
 from app.services.results.metric_values import (
@@ -86,6 +87,19 @@ def columns_for(study_id: int, profile: str, win_rates: WinRates | None = None) 
                                                                           lambda: load_win_rates(names))))
 
 
+def honest_records(study_id: int, records: list[dict]) -> tuple[list[dict], dict[str, Any] | None]:
+    """The records an analysis may use, and what to say about them: all of a fixed study's; of an adaptive
+    study's, those on the questions every system was scored on (see studies.allocation.SAMPLING_NOTE)."""
+    from app.core.stats.records import on_common_questions, question_key
+
+    if db.session.scalar(select(Study.allocation).where(Study.id == study_id)) != "adaptive":
+        return records, None
+    kept = on_common_questions(records)
+    return kept, {"allocation": "adaptive", "note": SAMPLING_NOTE,
+                  "questions_used": len({question_key(r) for r in kept}),
+                  "questions_scored": len({question_key(r) for r in records})}
+
+
 def _check(view: str, profile: str) -> None:
     if view not in VIEWS:
         raise ValueError(f"view must be one of {VIEWS}, not {view!r}")
@@ -110,8 +124,9 @@ def analyse(study_id: int, view: str = "all", profile: str = "official", *, part
         # Only the correlations read metric values and judge win rates.
         columns = columns_for(study_id, profile, win_rates) if correlated else []
         usable = [column for column in columns if column.values]
+        records, sampling = honest_records(study_id, scores.for_view(view))
         results = build_results(
-            scores.for_view(view), {column.label: column.values for column in usable},
+            records, {column.label: column.values for column in usable},
             length_instructed=length_instructed_systems(study_id), n_resamples=n_resamples, parts=parts,
         )
         results.update(
@@ -119,7 +134,7 @@ def analyse(study_id: int, view: str = "all", profile: str = "official", *, part
             n_included=scores.n_included, include_stale=include_stale,
             n_stale=sum(1 for record in scores.records if record.get("stale")),
             progress=[p.to_dict() for p in scores.progress], finished_annotators=scores.finished_annotators,
-            length_instructed=length_instructed_systems(study_id),
+            length_instructed=length_instructed_systems(study_id), sampling=sampling,
         )
         if correlated:
             results.update(
@@ -219,8 +234,9 @@ def _full_results(study_id: int, win_rates: WinRates | None, n_resamples: int) -
     flagged = length_instructed_systems(study_id)
     columns = {profile: metric_columns(study_id, profile, rates) for profile in PROFILES}
     views: dict[str, Any] = {}
+    sampling = None
     for view in VIEWS:
-        records = scores.for_view(view)
+        records, sampling = honest_records(study_id, scores.for_view(view))
         human = build_results(records, {}, n_resamples=n_resamples)
         for key in ("correlations", "ranks"):
             human.pop(key, None)
@@ -235,6 +251,7 @@ def _full_results(study_id: int, win_rates: WinRates | None, n_resamples: int) -
         "study": {"id": study.id, "name": study.name, "status": study.status} if study else None,
         "scores_used": "each annotator's latest round in the study, on the answer versions the study shows "
                        "(stale scores left out)",
+        "sampling": sampling or {"allocation": "fixed"},
         "n_included_answers": scores.n_included,
         "annotators": [p.to_dict() for p in scores.progress],
         "systems": [{"system": name, "length_instruction": bool(flag)} for name, flag in systems],

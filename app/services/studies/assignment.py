@@ -7,7 +7,11 @@ of the study's annotators, spreading the answers evenly; ties go to a random ann
 can tell from the plan whose questions are whose. Rebalancing keeps every assignment that already
 has scores.
 
-The rule is written once, as SQL conditions (`scores_in`, `in_share`, `may_score`), so that the
+An adaptive study (allocation "adaptive") gives no question in advance: services/studies/allocation.py
+gives each annotator, on request, a document's questions and on each only some of its answers;
+those questions are in the annotator's share, and `answer_in_share` says which of their answers.
+
+The rule is written once, as SQL conditions (`scores_in`, `in_share`, `may_score`, `answer_in_share`), so that the
 pages, the save endpoint (in its single query), the document panel and the study list all ask the
 same question.
 """
@@ -28,6 +32,7 @@ from app.models import (
     Study,
     StudyAnnotator,
     StudyAnswer,
+    StudyAllocation,
     StudyAssignment,
     StudyQuestion,
     User,
@@ -35,6 +40,7 @@ from app.models import (
 from app.services.studies.membership import SHOWN
 
 OPEN = "open"
+ADAPTIVE = "adaptive"
 
 
 class AssignmentError(ValueError):
@@ -65,9 +71,19 @@ def in_share(study_id, user_id, question_id) -> ColumnElement[bool]:
     with an overlap, one assigned to the account."""
     study, asked, given = aliased(Study), aliased(StudyQuestion), aliased(StudyAssignment)
     in_study = exists().where(asked.study_id == study_id, asked.question_id == question_id)
-    unlimited = exists().where(study.id == study_id, study.overlap.is_(None))
+    unlimited = exists().where(study.id == study_id, study.overlap.is_(None), study.allocation != ADAPTIVE)
     assigned = exists().where(given.study_id == study_id, given.user_id == user_id, given.question_id == question_id)
     return and_(in_study, or_(unlimited, assigned))
+
+
+def answer_in_share(study_id, user_id, study_answer_id) -> ColumnElement[bool]:
+    """True when the answer slot is the account's to score, on a question in its share: every shown answer
+    of a fixed study; in an adaptive study only the answers given to the account."""
+    study, given = aliased(Study), aliased(StudyAllocation)
+    fixed = exists().where(study.id == study_id, study.allocation != ADAPTIVE)
+    allotted = exists().where(given.study_id == study_id, given.user_id == user_id,
+                              given.study_answer_id == study_answer_id)
+    return or_(fixed, allotted)
 
 
 def may_score(study_id, user_id, question_id) -> ColumnElement[bool]:
@@ -108,7 +124,12 @@ def _scored_pairs(study_id: int) -> set[tuple[int, int]]:
 
 
 def rebalance(study: Study) -> dict[int, int]:
-    """Give each question to `overlap` annotators, evenly by answers; return {annotator id: answers}."""
+    """Give each question to `overlap` annotators, evenly by answers; return {annotator id: answers}.
+
+    An adaptive study's questions are given one request at a time (allocation.py): nothing to share out.
+    """
+    if study.allocation == ADAPTIVE:
+        return {}
     if study.overlap is None:
         db.session.execute(delete(StudyAssignment).where(StudyAssignment.study_id == study.id))
         return {}

@@ -20,7 +20,7 @@ from app.models import (
     User,
 )
 from app.models.corpus import REFERENCE_KINDS
-from app.models.studies import REFERENCE_POLICIES, STUDY_STATUSES
+from app.models.studies import ALLOCATIONS, REFERENCE_POLICIES, STUDY_STATUSES
 from app.services import question_sets as sets
 from app.services.demo_scope import questions_are_demo
 from app.services.input_rules import column_length, text_problem
@@ -50,6 +50,13 @@ class StudySpec:
     annotator_ids: list[int] | None = None
     status: str = "draft"
     is_demo: bool = False
+    # "fixed" (overlap k, as above) or "adaptive" (services/studies/allocation.py): then a budget.
+    allocation: str = "fixed"
+    budget_documents: int | None = None
+    budget_answers: int | None = None
+    budget_hours: float | None = None
+    min_per_answer: int | None = None
+    tie_margin: float | None = None
 
 
 def answering_systems(question_ids: list[int]) -> list[int]:
@@ -107,6 +114,29 @@ def _check_overlap(overlap: int | None, annotator_ids: list[int] | None) -> None
         raise StudyError(f"Overlap must be between 1 and the number of annotators ({len(annotator_ids)}).")
 
 
+def _check_allocation(spec: StudySpec) -> None:
+    if spec.allocation not in ALLOCATIONS:
+        raise StudyError(f"Allocation must be one of {', '.join(ALLOCATIONS)}.")
+    budget = (spec.budget_documents, spec.budget_answers, spec.budget_hours, spec.min_per_answer, spec.tie_margin)
+    if spec.allocation == "fixed":
+        if any(value is not None for value in budget):
+            raise StudyError("A budget, a minimum per answer and a tie margin belong to an adaptive study "
+                             "(allocation adaptive).")
+        return
+    if spec.overlap is not None:
+        raise StudyError("An adaptive study chooses how many annotators score each answer: leave the overlap out "
+                         "(set a minimum per answer instead).")
+    if spec.budget_documents is None and spec.budget_answers is None and spec.budget_hours is None:
+        raise StudyError("An adaptive study needs a budget: documents read, answers scored or annotator-hours.")
+    for name, value in (("budget of documents", spec.budget_documents), ("budget of answers", spec.budget_answers),
+                        ("minimum per answer", spec.min_per_answer)):
+        if value is not None and value < 1:
+            raise StudyError(f"The {name} must be at least 1.")
+    for name, value in (("budget of hours", spec.budget_hours), ("tie margin", spec.tie_margin)):
+        if value is not None and not (value > 0 and value < 1e6):
+            raise StudyError(f"The {name} must be a positive number.")
+
+
 def create_study(spec: StudySpec, *, by_user_id: int | None = None) -> Study:
     """Create a study, pin every system's current answers and check them against the references."""
     name = _check_name(spec.name)
@@ -126,6 +156,7 @@ def create_study(spec: StudySpec, *, by_user_id: int | None = None) -> Study:
         raise StudyError(f"The description {problem}.")
     annotators = _check_annotators(spec.annotator_ids)
     _check_overlap(spec.overlap, annotators)
+    _check_allocation(spec)
     # A study over the demo's documents belongs to the demo (shown and deleted with it), never beside real data.
     over_demo = questions_are_demo(questions)
     if not over_demo and db.session.scalar(select(Question.id).join(Document, Document.id == Question.document_id)
@@ -133,7 +164,10 @@ def create_study(spec: StudySpec, *, by_user_id: int | None = None) -> Study:
         raise StudyError("A study takes either the demo's questions or real ones, not both.")
     study = Study(name=name, description=spec.description.strip(), status=spec.status, overlap=spec.overlap,
                   reference_kinds=list(spec.reference_kinds), reference_policy=spec.reference_policy,
-                  is_demo=spec.is_demo or over_demo, everyone_may_score=annotators is None, created_by_id=by_user_id)
+                  is_demo=spec.is_demo or over_demo, everyone_may_score=annotators is None, created_by_id=by_user_id,
+                  allocation=spec.allocation, budget_documents=spec.budget_documents,
+                  budget_answers=spec.budget_answers, budget_hours=spec.budget_hours,
+                  min_per_answer=spec.min_per_answer, tie_margin=spec.tie_margin)
     db.session.add(study)
     db.session.flush()
     for position, question_id in enumerate(questions):
@@ -206,6 +240,8 @@ def set_annotators(study: Study, user_ids: list[int] | None, overlap: int | None
     many annotators score each answer (overlap None: all of them). Refused requests change nothing."""
     wanted = _check_annotators(user_ids)
     _check_overlap(overlap, wanted)
+    if study.adaptive and overlap is not None:
+        raise StudyError("An adaptive study chooses how many annotators score each answer: leave the overlap out.")
     db.session.execute(delete(StudyAnnotator).where(StudyAnnotator.study_id == study.id))
     for user_id in wanted or []:
         db.session.add(StudyAnnotator(study_id=study.id, user_id=user_id))

@@ -1,0 +1,196 @@
+"""Adaptive studies through the real pages and services: two annotators score until the planted ranking
+settles, never see an answer twice, stay balanced, and learn nothing of the systems; fixed studies are
+as they were."""
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter, defaultdict
+
+import pytest
+from sqlalchemy import func, select
+
+from app.core import allocation as policy
+from app.extensions import db
+from app.models import AnnotationRound, QuestionView, Study, StudyAllocation, StudyAnswer, StudyAssignment, System
+from app.services.accounts import create_user
+from app.services.importers import import_path
+from app.services.studies import allocation
+from app.services.studies.setup import StudyError, StudySpec, create_study
+from tests.conftest import AuthActions
+from tests.support.scoring_helpers import ANSWERS_RE, QUESTION_ID_RE
+from tests.support.study_data import SYSTEMS, write_study_set
+
+PLANTED = {"north-1b": 5, "east-2b": 4, "south-3b": 2, "west-4b": 1}
+PEOPLE = (("ana", "ana-pass-12345"), ("ben", "ben-pass-12345"))
+
+
+def _setup(app, tmp_path, documents=4, **spec):
+    folder = write_study_set(tmp_path / "data", documents=documents, questions_each=5)
+    with app.app_context():
+        assert not import_path(folder).failed
+        for name, password in PEOPLE:
+            create_user(name, password, "annotator")
+        study = create_study(StudySpec(name="Adaptive", status="open", **spec))
+        return study.id
+
+
+def _client(app, name, password):
+    client = app.test_client()
+    auth = AuthActions(client)
+    assert auth.login(name, password).status_code == 302
+    return client, auth
+
+
+def _truth(app, study_id):
+    """{(question, label → sha): system name} is not what the annotator knows; the test's oracle reads the database."""
+    with app.app_context():
+        return dict(db.session.execute(
+            select(StudyAnswer.id, System.name).join(System, System.id == StudyAnswer.system_id)
+            .where(StudyAnswer.study_id == study_id)).all())
+
+
+def _view_order(app, study_id, user, question_id):
+    with app.app_context():
+        return db.session.scalars(select(QuestionView.order).join(AnnotationRound).where(
+            AnnotationRound.study_id == study_id, AnnotationRound.annotator_id == user,
+            QuestionView.question_id == question_id)).one()
+
+
+def _user(app, name):
+    from app.models import User
+    with app.app_context():
+        return db.session.scalar(select(User.id).where(User.username == name))
+
+
+def _score_until_stopped(app, study_id, noise, rng, max_pages=200):
+    slot_system = _truth(app, study_id)
+    clients = [(_user(app, n), *_client(app, n, p)) for n, p in PEOPLE]
+    seen = defaultdict(list)      # annotator -> slots shown
+    shown_sizes = []
+    label_of_system = defaultdict(Counter)
+    stopped = {}
+    for _ in range(max_pages):
+        if len(stopped) == len(clients):
+            break
+        for user, client, auth in clients:
+            if user in stopped:
+                continue
+            response = client.get(f"/annotate/{study_id}/")
+            assert response.status_code == 302
+            location = response.headers["Location"]
+            if "/done" in location:
+                why = re.search(r"why=(\w+)", location)
+                if why and why.group(1) in ("settled", "budget", "exhausted"):
+                    stopped[user] = why.group(1)
+                continue
+            page = client.get(location).get_data(as_text=True)
+            for system in PLANTED:
+                assert system not in page  # nothing names a system
+            question_id = int(QUESTION_ID_RE.search(page).group(1))
+            answers = dict(ANSWERS_RE.findall(page))
+            order = _view_order(app, study_id, user, question_id)
+            assert len(order) == len(answers)
+            shown_sizes.append(len(answers))
+            for label, slot in zip(sorted(answers, key=lambda label: (len(label), label)), order):
+                system = slot_system[slot]
+                seen[user].append(slot)
+                label_of_system[system][label] += 1
+                value = max(1, min(5, PLANTED[system] + rng.choice(noise)))
+                saved = client.post("/annotate/api/score", headers={"X-CSRFToken": auth.token()}, json={
+                    "study": study_id, "question_id": question_id, "label": label, "value": value,
+                    "answer": answers[label]})
+                assert saved.status_code == 200, saved.get_data(as_text=True)
+    return clients, seen, shown_sizes, label_of_system, stopped
+
+
+def test_two_annotators_settle_a_planted_ranking_with_fewer_readings(app, tmp_path):
+    study_id = _setup(app, tmp_path, allocation="adaptive", budget_documents=8, tie_margin=0.5)
+    clients, seen, sizes, labels, stopped = _score_until_stopped(app, study_id, (0, 0, 0, 1, -1), random.Random(3))
+    with app.app_context():
+        study = db.session.get(Study, study_id)
+        status = allocation.allocation_status(study)
+        loads = allocation.document_loads(study_id)
+    assert status.settled and set(stopped.values()) == {"settled"}
+    assert status.ranking == list(PLANTED)  # the planted order
+    assert status.spent.documents < 8       # fewer readings than both annotators reading every document
+    # Never an answer twice.
+    for slots in seen.values():
+        assert len(slots) == len(set(slots))
+    # Workloads balanced within the stated tolerance.
+    assert max(loads.values()) - min(loads.values()) <= policy.BALANCE_DOCUMENTS
+    # Each page shows at least three of the four answers: never exactly the contended pair.
+    assert min(sizes) >= 3
+    # Labels carry no system: every system met more than one label.
+    assert all(len(counter) > 1 for counter in labels.values())
+    status_json = status.to_dict()
+    assert status_json["unsettled_pairs"] == [] and len(status_json["settled_pairs"]) == len(PLANTED) - 1
+
+
+def test_the_budget_stops_an_adaptive_study(app, tmp_path):
+    study_id = _setup(app, tmp_path, documents=3, allocation="adaptive", budget_documents=2)
+    _, _, _, _, stopped = _score_until_stopped(app, study_id, (-2, 2), random.Random(1))
+    with app.app_context():
+        assert allocation.spent(study_id).documents == 2
+        assert db.session.scalar(select(func.max(StudyAllocation.step))) == 2
+    assert set(stopped.values()) == {"budget"}
+
+
+def test_an_annotator_ahead_waits_for_the_others(app, tmp_path):
+    study_id = _setup(app, tmp_path, documents=3, allocation="adaptive", budget_documents=50)
+    ana, ben = _user(app, "ana"), _user(app, "ben")
+    with app.app_context():
+        study = db.session.get(Study, study_id)
+        from app.services.annotation.rounds import open_round
+        open_round(study_id, ben)  # ben has started and scored nothing
+        reasons = [allocation.give_next(study, ana, random.Random(i)).reason for i in range(4)]
+    assert reasons[: policy.BALANCE_DOCUMENTS] == [None] * policy.BALANCE_DOCUMENTS
+    assert reasons[policy.BALANCE_DOCUMENTS] == allocation.AHEAD
+
+
+def test_subsets_do_not_single_out_a_system(app, tmp_path):
+    """With one pair left open, the third answer shown is drawn evenly from the others, and positions are uniform."""
+    status = policy.Status([1, 2, 3, 4], {}, [
+        policy.PairState(1, 2, 20, 1.0, 0.0, 0.8, 1.2, policy.SEPARATED, 0.0, 0),
+        policy.PairState(2, 3, 20, 0.1, 0.5, -0.3, 0.5, policy.OPEN, 0.9, 30),
+        policy.PairState(3, 4, 20, 1.0, 0.0, 0.8, 1.2, policy.SEPARATED, 0.0, 0)], "")
+    fillers = Counter()
+    rng = random.Random(0)
+    for q in range(600):
+        choice = policy.choose(status, {}, [policy.Candidate(q, q, (1, 2, 3, 4))], set(), policy.Rules(), rng)
+        shown = set(choice.answers[q])
+        assert {2, 3} < shown and len(shown) == 3
+        fillers.update(shown - {2, 3})
+    assert abs(fillers[1] - fillers[4]) < 4 * (600 * 0.25) ** 0.5
+
+
+def test_adaptive_settings_are_checked(app, tmp_path):
+    folder = write_study_set(tmp_path / "data", documents=1, questions_each=2)
+    with app.app_context():
+        assert not import_path(folder).failed
+        for spec, message in (
+            (dict(allocation="adaptive"), "needs a budget"),
+            (dict(allocation="adaptive", budget_documents=0), "at least 1"),
+            (dict(allocation="adaptive", budget_documents=3, tie_margin=-1), "positive"),
+            (dict(budget_documents=3), "belong to an adaptive study"),
+            (dict(allocation="random"), "Allocation must be"),
+        ):
+            with pytest.raises(StudyError, match=message):
+                create_study(StudySpec(name="Bad", **spec))
+
+
+def test_a_fixed_study_gives_out_nothing_adaptively(app, tmp_path):
+    """Fixed studies as today: overlap k assigns questions up front, every answer of a question is shown."""
+    folder = write_study_set(tmp_path / "data", documents=2, questions_each=3)
+    with app.app_context():
+        assert not import_path(folder).failed
+        ids = [create_user(n, p, "annotator").id for n, p in PEOPLE]
+        study_id = create_study(StudySpec(name="Fixed", status="open", overlap=1, annotator_ids=ids)).id
+        assigned = Counter(db.session.scalars(select(StudyAssignment.user_id)
+                                              .where(StudyAssignment.study_id == study_id)))
+    assert sum(assigned.values()) == 6 and max(assigned.values()) == 3
+    client, _ = _client(app, *PEOPLE[0])
+    page = client.get(f"/annotate/{study_id}/", follow_redirects=True).get_data(as_text=True)
+    assert len(ANSWERS_RE.findall(page)) == len(SYSTEMS)  # all answers of the question
+    with app.app_context():
+        assert db.session.scalar(select(func.count(StudyAllocation.id))) == 0
