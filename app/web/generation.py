@@ -37,11 +37,11 @@ from app.services.generation.spec import (
     RunSpec,
     spec_for_endpoint,
 )
-from app.services.jobs import DuplicateJob
 from app.services.llm import endpoints
 from app.services.question_sets import available_sets
 from app.web.downloads import attachment
 from app.web.forms import Storable
+from app.web.run_launch import launch_or_estimate
 from app.web.security import roles_required, staff_required
 
 bp = Blueprint("generation", __name__)
@@ -116,21 +116,15 @@ def _runs() -> list[tuple[GenerationRun, Job | None]]:
 @staff_required
 def index():
     form, sets = _form()
-    estimate = None
-    if form.validate_on_submit():
-        try:
-            spec = _spec(form)
-            if form.launch.data:
-                run, job = runs.launch(spec, user_id=current_user.id)
-                flash(f"Generation run #{run.id} queued as job #{job.id}.", "info")
-                return redirect(url_for("generation.run", run_id=run.id))
-            estimate = runs.dry_run(spec)
-        except DuplicateJob as exc:
-            flash(f"The same run is already {exc.job.status} (job #{exc.job.id}).", "info")
-        except GenerationError as exc:
-            flash(str(exc), "error")
-    elif form.is_submitted():
-        flash("Check the highlighted fields.", "error")
+
+    def queue(spec: runs.RunSpec) -> tuple[str, str]:
+        run, job = runs.launch(spec, user_id=current_user.id)
+        return f"Generation run #{run.id} queued as job #{job.id}.", url_for("generation.run", run_id=run.id)
+
+    done, estimate = launch_or_estimate(form, lambda: _spec(form), queue=queue, estimate=runs.dry_run,
+                                        refused=GenerationError, duplicate_url=lambda job: None)
+    if done is not None:
+        return done
     return render_template("generation/index.html", form=form, sets=sets, estimate=estimate, runs=_runs())
 
 

@@ -42,7 +42,6 @@ from app.core.evidence import DEFAULT_CONTEXT_TOKENS, DEFAULT_MAX_QUOTES, REPLY_
 from app.core.judge.runner import DEFAULT_CONCURRENCY
 from app.extensions import db
 from app.models import Job, JudgePrompt, System
-from app.services.jobs import DuplicateJob
 from app.services.judge import (
     JOB_KIND,
     SCOPES,
@@ -78,6 +77,7 @@ from app.services.judge.settings import (
 )
 from app.services.llm.endpoints import JUDGE_ENDPOINT, stored_base_url
 from app.web.forms import PromptForm, Storable
+from app.web.run_launch import launch_or_estimate
 from app.web.security import staff_required
 
 bp = Blueprint("judge", __name__)
@@ -146,23 +146,16 @@ def _spec(form: LaunchForm) -> RunSpec:
 @staff_required
 def index():
     form = _launch_form()
-    estimate = None
-    if form.validate_on_submit():
-        spec = _spec(form)
-        try:
-            if form.launch.data:
-                job = launch(spec, concurrency=form.concurrency.data, budget_usd=form.budget_usd.data,
-                             user_id=current_user.id)
-                flash(f"Judge run #{job.id} queued.", "info")
-                return redirect(url_for("judge.run", job_id=job.id))
-            estimate = dry_run(spec)
-        except DuplicateJob as exc:
-            flash(f"The same run is already {exc.job.status}: judge run #{exc.job.id}.", "info")
-            return redirect(url_for("judge.run", job_id=exc.job.id))
-        except JudgeRunError as exc:
-            flash(str(exc), "error")
-    elif form.is_submitted():
-        flash("Check the highlighted fields.", "error")
+
+    def queue(spec: RunSpec) -> tuple[str, str]:
+        job = launch(spec, concurrency=form.concurrency.data, budget_usd=form.budget_usd.data, user_id=current_user.id)
+        return f"Judge run #{job.id} queued.", url_for("judge.run", job_id=job.id)
+
+    done, estimate = launch_or_estimate(form, lambda: _spec(form), queue=queue, estimate=dry_run,
+                                        refused=JudgeRunError,
+                                        duplicate_url=lambda job: url_for("judge.run", job_id=job.id))
+    if done is not None:
+        return done
     jobs = judge_jobs(limit=RUNS_SHOWN)
     prompts = {p.id: p for p in db.session.scalars(select(JudgePrompt))}
     return render_template("judge/index.html", form=form, estimate=estimate, jobs=jobs, prompts=prompts,

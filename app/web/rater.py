@@ -20,7 +20,6 @@ from app.core.evidence import DEFAULT_CONTEXT_TOKENS, DEFAULT_MAX_QUOTES, REPLY_
 from app.core.judge.runner import DEFAULT_CONCURRENCY
 from app.extensions import db
 from app.models import Job, RaterPrompt, Study
-from app.services.jobs import DuplicateJob
 from app.services.judge import load_settings
 from app.services.judge.settings import MAX_CONCURRENCY
 from app.services.rater import (
@@ -39,6 +38,7 @@ from app.services.rater.evidence import NotAnEvidenceRun, rating_quotes
 from app.services.rater.job import PROFILES
 from app.services.rater.prompts import get_rater_prompt
 from app.web.forms import PromptForm, Storable
+from app.web.run_launch import launch_or_estimate
 from app.web.security import staff_required
 
 bp = Blueprint("rater", __name__)
@@ -82,25 +82,20 @@ def _form() -> RaterForm:
 @staff_required
 def index():
     form = _form()
-    estimate = None
-    if form.validate_on_submit():
-        spec = RaterSpec(form.study_id.data, form.rater_model.data.strip(), form.prompt_id.data,
+
+    def build() -> RaterSpec:
+        return RaterSpec(form.study_id.data, form.rater_model.data.strip(), form.prompt_id.data,
                          float(form.temperature.data), form.profile.data, form.max_quotes.data,
                          form.context_tokens.data, bool(form.json_schema.data))
-        try:
-            if form.launch.data:
-                job = launch(spec, concurrency=form.concurrency.data, budget_usd=form.budget_usd.data,
-                             user_id=current_user.id)
-                flash(f"Rater run #{job.id} queued.", "info")
-                return redirect(url_for("rater.run", job_id=job.id))
-            estimate = dry_run(spec)
-        except DuplicateJob as exc:
-            flash(f"The same rater run is already {exc.job.status}: job #{exc.job.id}.", "info")
-            return redirect(url_for("rater.run", job_id=exc.job.id))
-        except RaterRunError as exc:
-            flash(str(exc), "error")
-    elif form.is_submitted():
-        flash("Check the highlighted fields.", "error")
+
+    def queue(spec: RaterSpec) -> tuple[str, str]:
+        job = launch(spec, concurrency=form.concurrency.data, budget_usd=form.budget_usd.data, user_id=current_user.id)
+        return f"Rater run #{job.id} queued.", url_for("rater.run", job_id=job.id)
+
+    done, estimate = launch_or_estimate(form, build, queue=queue, estimate=dry_run, refused=RaterRunError,
+                                        duplicate_url=lambda job: url_for("rater.run", job_id=job.id))
+    if done is not None:
+        return done
     jobs = list(db.session.scalars(select(Job).where(Job.kind == JOB_KIND).order_by(Job.id.desc()).limit(RUNS_SHOWN)))
     studies = {s.id: s for s in db.session.scalars(select(Study))}
     prompts = {p.id: p for p in db.session.scalars(select(RaterPrompt))}

@@ -1,0 +1,45 @@
+"""The launch form the judge, the rater and generation share: check the form, then queue a run or estimate it.
+
+Each page says how to build its run, how to queue it (the message and the page to land on) and which
+error its service raises; the flow, its messages and where a duplicate lands are written once, here.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from flask import flash, redirect
+from flask_wtf import FlaskForm
+from werkzeug.wrappers import Response
+
+from app.models import Job
+from app.services.jobs import DuplicateJob
+
+
+def launch_or_estimate(form: FlaskForm, build: Callable[[], Any], *, queue: Callable[[Any], tuple[str, str]],
+                       estimate: Callable[[Any], dict], refused: type[Exception],
+                       duplicate_url: Callable[[Job], str | None]) -> tuple[Response | None, dict | None]:
+    """(a redirect to the queued run's page, None) or (None, the dry run's estimate, or None after an error).
+
+    `build()` makes the run's spec from the form; `queue(spec)` queues it and returns (message, url);
+    `refused` is the service's error, shown as it is; `duplicate_url(job)` is where a run already
+    queued or done lands (None: stay on the form).
+    """
+    if not form.validate_on_submit():
+        if form.is_submitted():
+            flash("Check the highlighted fields.", "error")
+        return None, None
+    try:
+        spec = build()
+        if form.launch.data:
+            message, url = queue(spec)
+            flash(message, "info")
+            return redirect(url), None
+        return None, estimate(spec)
+    except DuplicateJob as exc:
+        flash(f"The same run is already {exc.job.status}: job #{exc.job.id}.", "info")
+        url = duplicate_url(exc.job)
+        return (redirect(url) if url else None), None
+    except refused as exc:
+        flash(str(exc), "error")
+        return None, None
