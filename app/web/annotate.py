@@ -13,13 +13,13 @@ from flask import (
 )
 from flask_login import current_user
 
+from app.core.rubric import RUBRIC
 from app.extensions import db
 from app.models import Study
 from app.services.annotation.choices import only_choice, study_choices
 from app.services.annotation.documents import document_payload
 from app.services.annotation.pages import load_question_page, next_question
 from app.services.annotation.rounds import open_round
-from app.core.rubric import RUBRIC
 from app.services.annotation.scoring import (
     ScoreError,
     frequencies,

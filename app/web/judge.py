@@ -34,11 +34,11 @@ from wtforms.validators import (
     Optional,
 )
 
+from app.core.evidence import DEFAULT_CONTEXT_TOKENS, DEFAULT_MAX_QUOTES, REPLY_TOKENS
 from app.core.judge import LEVAL_INSTRUCTION
 from app.core.judge.profiles import DEFAULT as DEFAULT_PROFILE
 from app.core.judge.profiles import DIFFERENCES, SHARED_DEVIATIONS
 from app.core.judge.profiles import PROFILES as JUDGE_PROFILES
-from app.core.evidence import DEFAULT_CONTEXT_TOKENS, DEFAULT_MAX_QUOTES, REPLY_TOKENS
 from app.core.judge.runner import DEFAULT_CONCURRENCY
 from app.extensions import db
 from app.models import Job, JudgePrompt, System
@@ -63,13 +63,13 @@ from app.services.judge import (
     win_rates,
 )
 from app.services.judge.bias import ALL_TASKS, run_bias
-from app.services.judge.reports import judgment_quotes
 from app.services.judge.pairs import DEFAULT_SCOPE
 from app.services.judge.prompt_versions import (
     get_prompt,
     is_fixed,
     prompt_for_run,
 )
+from app.services.judge.reports import judgment_quotes
 from app.services.judge.settings import (
     MAX_CONCURRENCY,
     EndpointChangeNotAllowed,
@@ -77,7 +77,7 @@ from app.services.judge.settings import (
 )
 from app.services.llm.endpoints import JUDGE_ENDPOINT, stored_base_url
 from app.web.forms import PromptForm, Storable
-from app.web.run_launch import launch_or_estimate
+from app.web.run_launch import launch_or_estimate, save_prompt_edit
 from app.web.security import staff_required
 
 bp = Blueprint("judge", __name__)
@@ -278,18 +278,10 @@ def prompt(prompt_id: int):
     if base is None:
         abort(404)
     form = PromptForm()
-    if form.validate_on_submit():
-        try:
-            created = create_version(base, system_text=form.system_text.data, user_template=form.user_template.data,
-                                     user_id=current_user.id)
-        except PromptError as exc:
-            flash(str(exc), "error")
-        else:
-            flash(f"Saved {created.name} v{created.version}; v{base.version} is unchanged.", "info")
-            return redirect(url_for("judge.prompt", prompt_id=created.id))
-    elif not form.is_submitted():
-        form.system_text.data = base.system_text
-        form.user_template.data = base.user_template
+    saved = save_prompt_edit(form, base, create=create_version, refused=PromptError,
+                             saved_url=lambda created: url_for("judge.prompt", prompt_id=created.id))
+    if saved is not None:
+        return saved
     return render_template("judge/prompt.html", prompt=base, form=form, instruction=LEVAL_INSTRUCTION,
                            has_instruction=LEVAL_INSTRUCTION in base.system_text + base.user_template,
                            fixed=is_fixed(base))

@@ -1,7 +1,7 @@
 """The pointwise LLM rater's pages (under /judge): launch a run on a study with a dry run, runs, versioned prompts."""
 from __future__ import annotations
 
-from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask import Blueprint, abort, render_template, request, url_for
 from flask_login import current_user
 from flask_wtf import FlaskForm
 from sqlalchemy import select
@@ -38,7 +38,7 @@ from app.services.rater.evidence import NotAnEvidenceRun, rating_quotes
 from app.services.rater.job import PROFILES
 from app.services.rater.prompts import get_rater_prompt
 from app.web.forms import PromptForm, Storable
-from app.web.run_launch import launch_or_estimate
+from app.web.run_launch import launch_or_estimate, save_prompt_edit
 from app.web.security import staff_required
 
 bp = Blueprint("rater", __name__)
@@ -140,16 +140,8 @@ def prompt(prompt_id: int):
     if base is None:
         abort(404)
     form = PromptForm()
-    if form.validate_on_submit():
-        try:
-            created = create_rater_version(base, system_text=form.system_text.data,
-                                           user_template=form.user_template.data, user_id=current_user.id)
-        except RaterPromptError as exc:
-            flash(str(exc), "error")
-        else:
-            flash(f"Saved {created.name} v{created.version}; v{base.version} is unchanged.", "info")
-            return redirect(url_for("rater.prompt", prompt_id=created.id))
-    elif not form.is_submitted():
-        form.system_text.data = base.system_text
-        form.user_template.data = base.user_template
+    saved = save_prompt_edit(form, base, create=create_rater_version, refused=RaterPromptError,
+                             saved_url=lambda created: url_for("rater.prompt", prompt_id=created.id))
+    if saved is not None:
+        return saved
     return render_template("rater/prompt.html", prompt=base, form=form)

@@ -43,3 +43,24 @@ def launch_or_estimate(form: FlaskForm, build: Callable[[], Any], *, queue: Call
     except refused as exc:
         flash(str(exc), "error")
         return None, None
+
+
+def save_prompt_edit(form: FlaskForm, base: Any, *, create: Callable[..., Any], refused: type[Exception],
+                     saved_url: Callable[[Any], str]) -> Response | None:
+    """The prompt editor of the judge and the rater: a valid edit is saved as the next version (the
+    services' rule, services/llm/prompt_versions) and lands on it; the form opens with `base`'s text."""
+    from flask_login import current_user
+
+    if form.validate_on_submit():
+        try:
+            created = create(base, system_text=form.system_text.data, user_template=form.user_template.data,
+                             user_id=current_user.id)
+        except refused as exc:
+            flash(str(exc), "error")
+        else:
+            flash(f"Saved {created.name} v{created.version}; v{base.version} is unchanged.", "info")
+            return redirect(saved_url(created))
+    elif not form.is_submitted():
+        form.system_text.data = base.system_text
+        form.user_template.data = base.user_template
+    return None

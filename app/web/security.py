@@ -7,10 +7,10 @@ from flask import Flask, abort, jsonify, redirect, request, url_for
 from flask_login import current_user
 
 from app.extensions import db
-from app.web.extensions import login_manager
 from app.models import User
 from app.models.ids import is_db_id
 from app.web.errors import is_api_request
+from app.web.extensions import login_manager
 
 PUBLIC_ENDPOINTS = frozenset({"auth.login", "home.healthz", "static"})
 API_BLUEPRINT = "api"  # app.web.api: signed in by token, not by session

@@ -48,7 +48,12 @@ from app.services.judge.pairs import (
 )
 from app.services.judge.prompt_versions import as_template, get_prompt
 from app.services.judge.reports import JOB_KIND, RunSpec
-from app.services.judge.settings import JudgeSettings, check_concurrency, load_settings
+from app.services.judge.settings import (
+    JudgeSettings,
+    check_concurrency,
+    load_settings,
+    require_endpoint,
+)
 from app.services.llm import call_cache
 from app.services.llm.endpoints import SettingsError
 from app.services.llm.evidence import EvidenceDocuments
@@ -168,8 +173,10 @@ def launch(spec: RunSpec, *, concurrency: int, budget_usd: float | None, user_id
     except ValueError as exc:
         raise JudgeRunError(str(exc)) from None
     run = prepare_run(spec, budget_usd=budget_usd)
-    if not (run.settings.base_url or run.settings.api_key):
-        raise JudgeRunError("no judge endpoint: set an API key or a base URL in the judge settings")
+    try:
+        require_endpoint(run.settings)
+    except SettingsError as exc:
+        raise JudgeRunError(str(exc)) from None
     params = job_params(run, concurrency=concurrency, budget_usd=budget_usd)
     return submit_job(JOB_KIND, params, user_id=user_id, total=2 * len(run.pairs))
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from app.core.evidence import Rated, is_flagged, summarise
 from app.core.judge import (
     ORDERS,
     Aggregation,
@@ -22,12 +23,12 @@ from app.core.judge import (
     leval_win_rate,
     system_outcome,
 )
-from app.core.evidence import Rated, is_flagged, summarise
 from app.core.judge.profiles import DEFAULT as DEFAULT_PROFILE
 from app.core.judge.profiles import JudgeProfile, get_profile
 from app.extensions import db
 from app.models import Document, Job, JudgePrompt, LLMJudgment
 from app.services.judge.db_cache import rows_by_key
+from app.services.judge.evidence import with_documents
 from app.services.judge.pairs import (
     DEFAULT_SCOPE,
     JudgePair,
@@ -37,7 +38,6 @@ from app.services.judge.pairs import (
     inputs_fingerprint,
     system_named,
 )
-from app.services.judge.evidence import with_documents
 from app.services.judge.prompt_versions import as_template
 from app.services.judge.settings import load_settings
 from app.services.llm.evidence import shown_spans

@@ -133,6 +133,12 @@ def save_settings(
     return key_removed
 
 
+def require_endpoint(settings: "JudgeSettings") -> None:
+    """A judge or rater run is queued only with an endpoint to call (an API key or a base URL); raises SettingsError."""
+    if not (settings.base_url or settings.api_key):
+        raise SettingsError("no judge endpoint: set an API key or a base URL in the judge settings")
+
+
 def check_concurrency(concurrency: int) -> int:
     """Return a valid concurrency or raise SettingsError."""
     if not 1 <= concurrency <= MAX_CONCURRENCY:
@@ -142,5 +148,5 @@ def check_concurrency(concurrency: int) -> int:
 
 __all__ = [
     "DEFAULT_CONCURRENCY", "DEFAULT_JUDGE_MODEL", "EndpointChangeNotAllowed", "JudgeSettings", "LEVAL_BASELINE", "SettingsError",
-    "check_concurrency", "endpoint_origin", "load_settings", "parse_prices", "prices_as_json", "save_settings",
+    "check_concurrency", "endpoint_origin", "require_endpoint", "load_settings", "parse_prices", "prices_as_json", "save_settings",
 ]

@@ -33,7 +33,12 @@ from app.services.jobs.usage import (
     finish_calls_job,
     previous_usage,
 )
-from app.services.judge.settings import JudgeSettings, check_concurrency, load_settings
+from app.services.judge.settings import (
+    JudgeSettings,
+    check_concurrency,
+    load_settings,
+    require_endpoint,
+)
 from app.services.llm import call_cache
 from app.services.llm.endpoints import SettingsError
 from app.services.llm.evidence import EvidenceDocuments
@@ -192,8 +197,10 @@ def launch(spec: RaterSpec, *, concurrency: int, budget_usd: float | None, user_
     except ValueError as exc:
         raise RaterRunError(str(exc)) from None
     run = prepare(spec, budget_usd=budget_usd)
-    if not (run.settings.base_url or run.settings.api_key):
-        raise RaterRunError("no endpoint: set an API key or a base URL in the judge settings")
+    try:
+        require_endpoint(run.settings)
+    except SettingsError as exc:
+        raise RaterRunError(str(exc)) from None
     params = {**spec.params(), "concurrency": concurrency, "budget_usd": budget_usd, "answers": len(run.items),
               "fingerprint": run.fingerprint()}
     return submit_job(JOB_KIND, params, user_id=user_id, total=len(run.items))
