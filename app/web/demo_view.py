@@ -45,11 +45,11 @@ def _choose_scope() -> None:
     if request.endpoint in (None, "static", "home.healthz"):
         return
     present = demo.data_present()
-    if not present.real:
+    if not (present.real and present.demo):  # one side alone: nothing to keep apart, no demo to show
         return
     api = request.blueprint == API_BLUEPRINT  # no session there: the real data, and no notice to flash
-    g.demo_scope = not api and bool(session.get(SESSION_KEY)) and present.demo
-    if not api and present.demo and not g.demo_scope and request.method == "GET" and current_user.is_authenticated \
+    g.demo_scope = not api and bool(session.get(SESSION_KEY))
+    if not api and not g.demo_scope and request.method == "GET" and current_user.is_authenticated \
             and current_user.is_staff:
         _tell_once()
 

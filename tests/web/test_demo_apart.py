@@ -95,6 +95,8 @@ def test_deleting_the_demo_works_from_the_real_view(with_real_data, client, auth
     with app.app_context():
         assert db.session.scalar(select(System.id).where(System.is_demo.is_(True)).limit(1)) is None
         assert set(db.session.scalars(select(System.name))) == real
+    board = client.get("/leaderboard").get_data(as_text=True)
+    assert 'data-field="show-demo"' not in board, "no demo is left to show"
 
 
 def test_what_is_made_of_demo_questions_is_demo(demo):
