@@ -56,6 +56,7 @@ def _number(value) -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.sqlite_only("the benchmarks measure on instances of their own, each a SQLite file")
 @pytest.mark.parametrize("module_name", MODULES)
 def test_each_benchmark_run_quick_produces_rows(module_name):
     require_shared()  # every benchmark measures on ../shared/leval

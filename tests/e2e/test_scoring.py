@@ -268,7 +268,7 @@ def test_admin_creates_an_annotator_who_can_start_scoring(live_server, browser):
     try:
         admin = admin_context.new_page()
         sign_in(admin, live_server.url, live_server.admin_user, live_server.admin_password)
-        admin.get_by_role("link", name="Admin").click()
+        admin.get_by_role("navigation", name="Main").get_by_role("link", name="Admin", exact=True).click()
         admin.get_by_label("Username").fill("hana")
         admin.get_by_label("Role").select_option("annotator")
         admin.get_by_role("button", name="Create account").click()
