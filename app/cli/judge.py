@@ -124,7 +124,7 @@ def judge_command(pred: str, battle: str, judge_model: str | None, concurrency: 
             raise click.ClickException("the evidence profile reads the stored documents: name two imported "
                                        "systems that answered the same questions, not files")
         try:
-            pairs, documents = with_documents(pairs, as_template(prompt), model)
+            pairs, documents = with_documents(pairs, as_template(prompt), model, spec.judge_profile)
         except ValueError as exc:
             raise click.ClickException(f"context tokens: {exc}") from None
     run = PreparedRun(spec, prompt, pairs, settings,

@@ -30,6 +30,7 @@ STANCES = (SUPPORTS, CONTRADICTS)
 STATUSES = (EXACT, CLOSE, UNSUPPORTED)
 # The profile's defaults, stated on the rater's and the judge's pages.
 DEFAULT_MAX_QUOTES = 3
+MAX_QUOTES = 20  # the most quotes per answer a run may ask for
 DEFAULT_CONTEXT_TOKENS = 128_000
 REPLY_TOKENS = 2_048  # the call's max_tokens, kept free of the document
 TRUNCATION_METHOD = "fit"
@@ -51,6 +52,12 @@ class EvidenceReply:
     decision: object | None  # the score (1-5) or the verdict ("A", "B", "C"); None: no decision
     quotes: tuple[Quote, ...]
     form: str  # "json" or "text"
+
+
+def check_max_quotes(max_quotes: int) -> None:
+    """ValueError unless a run asks for 1 to MAX_QUOTES quotes per answer."""
+    if not 1 <= max_quotes <= MAX_QUOTES:
+        raise ValueError(f"quotes per answer must be between 1 and {MAX_QUOTES}")
 
 
 def response_format(decision: str, decision_schema: dict, answers: Sequence[str], max_quotes: int) -> dict:
@@ -152,6 +159,14 @@ def check_quotes(index: DocumentIndex, quotes: Iterable[Quote]) -> list[dict]:
         checked.append({"answer": quote.answer, "stance": quote.stance, "quote": quote.text, "status": check.status,
                         "start": check.start, "end": check.end, "reason": check.reason})
     return checked
+
+
+def flagged_scope(noun: str, *, left_out: bool) -> str:
+    """What a number of an evidence run says about its flagged decisions: "flagged judgments included".
+
+    The rule it states: a win rate or a share counts the flagged decisions unless the one switch left them out.
+    """
+    return f"flagged {noun} {'left out' if left_out else 'included'}"
 
 
 def is_flagged(quotes: Sequence[dict]) -> bool:

@@ -34,7 +34,12 @@ from wtforms.validators import (
     Optional,
 )
 
-from app.core.evidence import DEFAULT_CONTEXT_TOKENS, DEFAULT_MAX_QUOTES, REPLY_TOKENS
+from app.core.evidence import (
+    DEFAULT_CONTEXT_TOKENS,
+    DEFAULT_MAX_QUOTES,
+    REPLY_TOKENS,
+    flagged_scope,
+)
 from app.core.judge import LEVAL_INSTRUCTION
 from app.core.judge.profiles import DEFAULT as DEFAULT_PROFILE
 from app.core.judge.profiles import DIFFERENCES, SHARED_DEVIATIONS
@@ -76,14 +81,14 @@ from app.services.judge.settings import (
     prices_as_json,
 )
 from app.services.llm.endpoints import JUDGE_ENDPOINT, stored_base_url
-from app.web.forms import PromptForm, Storable
+from app.web.forms import PromptForm, Storable, evidence_fields
 from app.web.run_launch import launch_or_estimate, save_prompt_edit
 from app.web.security import staff_required
 
 bp = Blueprint("judge", __name__)
 
 
-class LaunchForm(FlaskForm):
+class LaunchForm(FlaskForm, evidence_fields("Judge")):
     system = SelectField("System under test", validators=[DataRequired()])
     baseline = SelectField("Baseline", validators=[DataRequired()])
     scope = SelectField("Questions", choices=[SelectChoice(k, v) for k, v in SCOPES.items()], default=DEFAULT_SCOPE)
@@ -139,7 +144,8 @@ def _spec(form: LaunchForm) -> RunSpec:
     prompt_id = prompt_for_run(profile, form.prompt_id.data)
     return RunSpec(system=form.system.data, baseline=form.baseline.data, judge_model=form.judge_model.data.strip(),
                    prompt_id=prompt_id, temperature=float(form.temperature.data), scope=form.scope.data,
-                   profile=profile)
+                   profile=profile, max_quotes=form.max_quotes.data, context_tokens=form.context_tokens.data,
+                   json_schema=bool(form.json_schema.data))
 
 
 @bp.route("/", methods=["GET", "POST"])
@@ -161,6 +167,7 @@ def index():
     return render_template("judge/index.html", form=form, estimate=estimate, jobs=jobs, prompts=prompts,
                            evidence_defaults={"max_quotes": DEFAULT_MAX_QUOTES, "context_tokens": DEFAULT_CONTEXT_TOKENS,
                                               "reply_tokens": REPLY_TOKENS},
+                           flagged_included=flagged_scope("judgments", left_out=False),
                            scopes=SCOPES, settings=load_settings(), profiles=JUDGE_PROFILES, differences=DIFFERENCES,
                            shared_deviations=SHARED_DEVIATIONS)
 
@@ -173,15 +180,16 @@ def run(job_id: int):
         abort(404)
     spec = RunSpec.from_params(job.params)
     report, problem = None, None
+    # ?flagged=out: the evidence profile's one switch that leaves flagged judgments out of every number.
+    leave_out = request.args.get("flagged") == "out"
     try:
-        # ?flagged=out: the evidence profile's one switch that leaves flagged judgments out of every number.
-        report = run_report(spec, leave_out_flagged=request.args.get("flagged") == "out")
+        report = run_report(spec, leave_out_flagged=leave_out)
     except PairError as exc:
         problem = str(exc)
     stale = report is not None and report.fingerprint != job.params.get("fingerprint")
     return render_template("judge/run.html", job=job, spec=spec, report=report, problem=problem, stale=stale,
                            result=job.result or {}, scopes=SCOPES, settings=load_settings(),
-                           profile=spec.judge_profile)
+                           profile=spec.judge_profile, flagged_note=flagged_scope("judgments", left_out=leave_out))
 
 
 @bp.get("/runs/<int:job_id>/quotes")

@@ -6,7 +6,6 @@ from flask_login import current_user
 from flask_wtf import FlaskForm
 from sqlalchemy import select
 from wtforms import (
-    BooleanField,
     FloatField,
     IntegerField,
     SelectChoice,
@@ -16,7 +15,12 @@ from wtforms import (
 )
 from wtforms.validators import DataRequired, InputRequired, NumberRange, Optional
 
-from app.core.evidence import DEFAULT_CONTEXT_TOKENS, DEFAULT_MAX_QUOTES, REPLY_TOKENS
+from app.core.evidence import (
+    DEFAULT_CONTEXT_TOKENS,
+    DEFAULT_MAX_QUOTES,
+    REPLY_TOKENS,
+    flagged_scope,
+)
 from app.core.judge.runner import DEFAULT_CONCURRENCY
 from app.extensions import db
 from app.models import Job, RaterPrompt, Study
@@ -37,23 +41,18 @@ from app.services.rater import (
 from app.services.rater.evidence import NotAnEvidenceRun, rating_quotes
 from app.services.rater.job import PROFILES
 from app.services.rater.prompts import get_rater_prompt
-from app.web.forms import PromptForm, Storable
+from app.web.forms import PromptForm, Storable, evidence_fields
 from app.web.run_launch import launch_or_estimate, save_prompt_edit
 from app.web.security import staff_required
 
 bp = Blueprint("rater", __name__)
 
 
-class RaterForm(FlaskForm):
+class RaterForm(FlaskForm, evidence_fields("Rater")):
     study_id = SelectField("Study", coerce=int)
     rater_model = StringField("Rater model", validators=[DataRequired(), Storable(limit=120)])
     profile = SelectField("Profile", choices=[SelectChoice(p, p) for p in PROFILES], default=PROFILES[0])
     prompt_id = SelectField("Prompt version", coerce=int)
-    max_quotes = IntegerField("Quotes per answer (evidence)", default=DEFAULT_MAX_QUOTES,
-                              validators=[DataRequired(), NumberRange(1, 20)])
-    context_tokens = IntegerField("Rater context, tokens (evidence)", default=DEFAULT_CONTEXT_TOKENS,
-                                  validators=[DataRequired(), NumberRange(REPLY_TOKENS + 256, 10_000_000)])
-    json_schema = BooleanField("Ask for JSON through response_format (evidence)", default=True)
     temperature = FloatField("Temperature", default=0.0, validators=[InputRequired(), NumberRange(0, 2)])
     concurrency = IntegerField("Concurrency", default=DEFAULT_CONCURRENCY,
                                validators=[DataRequired(), NumberRange(1, MAX_CONCURRENCY)])
@@ -130,7 +129,8 @@ def run(job_id: int):
     if found is None:
         abort(404)
     return render_template("rater/run.html", run=found, job=found.job, spec=found.spec, result=found.job.result or {},
-                           report=found.evidence, leave_out=leave_out)
+                           report=found.evidence, leave_out=leave_out,
+                           flagged_note=flagged_scope("ratings", left_out=leave_out))
 
 
 @bp.route("/rater/prompts/<int:prompt_id>", methods=["GET", "POST"])

@@ -115,3 +115,23 @@ def test_flags_shares_and_clusters_with_and_without_flagged_decisions():
     out = summarise(decisions, leave_out_flagged=True)
     assert out["leave_out_flagged"] and (out["decisions"], out["left_out"], out["flagged"]) == (3, 1, 1)
     assert out["unsupported"] == 1 and out["resting_on_unsupported_share"] == pytest.approx(1 / 3)
+
+
+def test_the_judges_evidence_options_ask_keep_and_key_as_set():
+    """The judge's profile with its run's options: the quote limit asked for and kept, the JSON schema on or off,
+    and a cache key that changes only for options other than the defaults (older judgments stay found)."""
+    from app.core.judge.profiles import DEFAULT, EVIDENCE, get_profile
+    from app.core.judge.prompt import EVIDENCE_TEMPLATE, PairItem, render_pair
+
+    base = get_profile(EVIDENCE)
+    same = base.with_evidence_options(3, True)
+    one = base.with_evidence_options(1, False)
+    assert same.prompt_key(EVIDENCE_TEMPLATE) == base.prompt_key(EVIDENCE_TEMPLATE)
+    assert one.prompt_key(EVIDENCE_TEMPLATE) != base.prompt_key(EVIDENCE_TEMPLATE)
+    assert one.response_format is None and same.response_format == base.response_format
+    reply = json.dumps({"reasoning": "", "verdict": "A", "quotes": [
+        {"answer": "A", "quote": f"passage {i}", "stance": "supports"} for i in range(3)]})
+    assert len(same.quotes(reply)) == 3 and len(one.quotes(reply)) == 1 and one.parse(reply) == "A"
+    item = PairItem(1, "q", "r", "a", "b", "the document", "key")
+    assert "up to 1 verbatim" in render_pair(EVIDENCE_TEMPLATE, item, "AB", one.max_quotes)[0]["content"]
+    assert get_profile(DEFAULT).with_evidence_options(1, False) is get_profile(DEFAULT)

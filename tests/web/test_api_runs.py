@@ -51,6 +51,22 @@ def test_a_judge_run_is_estimated_then_queued_once(api):
     assert client.post("/api/v1/judge-runs", json={**body, "profile": "nope"}).status_code == 422
 
 
+def test_a_judge_run_takes_the_evidence_options(api):
+    app, client, _, _ = api
+    body = {"system": "balanced-34b", "baseline": "terse-13b", "judge_model": "gpt-4o-mini", "dry_run": True,
+            "profile": "evidence", "scope": "all"}
+    default = client.post("/api/v1/judge-runs", json=body).get_json()["estimate"]
+    small = client.post("/api/v1/judge-runs", json={**body, "max_quotes": 1, "context_tokens": 6000,
+                                                    "json_schema": False}).get_json()["estimate"]
+    assert default["truncation"]["context_tokens"] == 128_000 and small["truncation"]["context_tokens"] == 6000
+    assert small["prompt_tokens_est"] < default["prompt_tokens_est"]
+    assert client.post("/api/v1/judge-runs", json={**body, "max_quotes": 0}).status_code == 422
+    queued = client.post("/api/v1/judge-runs", json={**body, "dry_run": False, "max_quotes": 2})
+    assert queued.status_code == 201, queued.get_json()
+    with app.app_context():
+        assert db.session.get(Job, queued.get_json()["job"]).params["max_quotes"] == 2
+
+
 def test_a_rater_run_is_estimated_on_a_study(api):
     _, client, _, study = api
     estimate = client.post("/api/v1/rater-runs", json={"study": study, "rater_model": "gpt-4o-mini", "dry_run": True})

@@ -38,6 +38,7 @@ def estimate(
                 if hit is not None and hit.verdict is not None:
                     cached += 1
                     continue
-            prompts.append(render_pair(template, item, order))  # with its document under the evidence profile
+            # with its document and quote limit under the evidence profile
+            prompts.append(render_pair(template, item, order, profile.max_quotes))
     return estimate_calls(prompts, model, cached=cached, prices=prices,
                           completion_tokens_per_call=completion_tokens_per_call)

@@ -8,7 +8,8 @@ number is labelled with the profile that produced it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 
 from app.core.evidence import DEFAULT_MAX_QUOTES, REPLY_TOKENS, Quote, parse_reply, read_verdict, verdict_format
 from app.core.judge.prompt import PairItem, PromptTemplate
@@ -58,15 +59,31 @@ class JudgeProfile:
     shows_document: bool = False  # the evidence profile: its prompts show the document, no other's do
     quotes: Callable[[str | None], tuple[Quote, ...]] = lambda reply: ()  # the reply's quotes, unchecked
     response_format: dict | None = None  # sent with each call where the server takes it
+    max_quotes: int = DEFAULT_MAX_QUOTES  # the evidence profile's quotes per answer, asked for and kept
+    json_schema: bool = True  # the evidence profile's: ask for JSON through response_format
 
     def prompt_key(self, template: PromptTemplate) -> str:
         """The prompt part of a cache key: the prompt's fingerprint, plus the profile unless it is the default.
 
         The profile changes how a reply is read and what is asked for (max_tokens), so the same
         prompt under two profiles must not share judgments; default keys stay as they always were.
+        The evidence profile's options join the key only when they differ from its defaults.
         """
         fingerprint = template.fingerprint()
-        return fingerprint if self.name == DEFAULT else f"{fingerprint}|{self.name}"
+        key = fingerprint if self.name == DEFAULT else f"{fingerprint}|{self.name}"
+        if (self.max_quotes, self.json_schema) != (DEFAULT_MAX_QUOTES, True):
+            key += f"|quotes={self.max_quotes}|json={int(self.json_schema)}"
+        return key
+
+    def with_evidence_options(self, max_quotes: int, json_schema: bool) -> JudgeProfile:
+        """This profile asking for (and keeping) up to `max_quotes` quotes per answer, with or without the JSON
+        schema; a profile that shows no document has no quotes and is returned as it is."""
+        if not self.shows_document:
+            return self
+        return replace(self, parse=partial(parse_verdict_evidence, max_quotes=max_quotes),
+                       quotes=partial(evidence_quotes, max_quotes=max_quotes),
+                       response_format=verdict_format(max_quotes) if json_schema else None,
+                       max_quotes=max_quotes, json_schema=json_schema)
 
     def skips(self, item: PairItem) -> bool:
         """True when this pair is a tie without a call."""
@@ -78,19 +95,19 @@ def identical_answers(item: PairItem) -> bool:
     return normalize_ws(item.system_answer) == normalize_ws(item.baseline_answer)
 
 
-def _evidence_reply(reply: str | None):
+def _evidence_reply(reply: str | None, max_quotes: int):
     return parse_reply(reply, decision="verdict", read_decision=read_verdict, read_text_decision=parse_verdict,
-                       answers=("A", "B"), max_quotes=DEFAULT_MAX_QUOTES)
+                       answers=("A", "B"), max_quotes=max_quotes)
 
 
-def parse_verdict_evidence(reply: str | None) -> Verdict | None:
+def parse_verdict_evidence(reply: str | None, max_quotes: int = DEFAULT_MAX_QUOTES) -> Verdict | None:
     """The evidence profile's verdict: the JSON object's, else the text format's last [[A]]/[[B]]/[[C]]."""
-    found = _evidence_reply(reply)
+    found = _evidence_reply(reply, max_quotes)
     return None if found is None else found.decision  # type: ignore[return-value]
 
 
-def evidence_quotes(reply: str | None) -> tuple[Quote, ...]:
-    found = _evidence_reply(reply)
+def evidence_quotes(reply: str | None, max_quotes: int = DEFAULT_MAX_QUOTES) -> tuple[Quote, ...]:
+    found = _evidence_reply(reply, max_quotes)
     return () if found is None else found.quotes
 
 

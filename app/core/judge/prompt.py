@@ -173,10 +173,11 @@ def render(
     return [{"role": "system", "content": system}, {"role": "user", "content": fill(template.user_template)}]
 
 
-def render_pair(template: PromptTemplate, item: PairItem, order: Order) -> list[dict[str, str]]:
-    """Render the messages judging `item` in `order` (with its document, under the evidence profile)."""
+def render_pair(template: PromptTemplate, item: PairItem, order: Order, max_quotes: int = 3) -> list[dict[str, str]]:
+    """Render the messages judging `item` in `order` (with its document and quote limit, under the evidence
+    profile)."""
     answer_a, answer_b = answers_in_order(item, order)
-    return render(template, item.question, item.reference, answer_a, answer_b, item.document)
+    return render(template, item.question, item.reference, answer_a, answer_b, item.document, max_quotes)
 
 
 def is_evidence(template: PromptTemplate) -> bool:

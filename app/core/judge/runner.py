@@ -131,7 +131,7 @@ def run_judgments(
         for item in items:
             for order in ORDERS:
                 key = pair_key(model, prompt_version, item, order, temperature)
-                call = Call(key, render_pair(template, item, order), (item, order))
+                call = Call(key, render_pair(template, item, order, profile.max_quotes), (item, order))
                 if profile.skips(item):
                     # Stored like a judgment, so reports and exports find it; it costs nothing to redo.
                     tie = JudgmentResult(pair_id=item.pair_id, order=order, verdict="C", raw_reply=IDENTICAL_NOTE,

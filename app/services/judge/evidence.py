@@ -13,6 +13,7 @@ from sqlalchemy import select
 
 from app.core.evidence import DEFAULT_CONTEXT_TOKENS
 from app.core.judge import ORDERS, JudgmentResult, PromptTemplate, render_pair
+from app.core.judge.profiles import JudgeProfile
 from app.extensions import db
 from app.models import Question
 from app.services.judge.pairs import JudgePair
@@ -30,16 +31,17 @@ def documents_of(pairs: list[JudgePair]) -> dict[int, int]:
         if ids else {}
 
 
-def with_documents(pairs: list[JudgePair], template: PromptTemplate, model: str,
+def with_documents(pairs: list[JudgePair], template: PromptTemplate, model: str, profile: JudgeProfile,
                    context_tokens: int = DEFAULT_CONTEXT_TOKENS) -> tuple[list[JudgePair], EvidenceDocuments]:
-    """The pairs with their documents as the prompt shows them; ValueError when a context holds no document."""
+    """The pairs with their documents as the prompt shows them, cut to `context_tokens` beside the longest rest of
+    a prompt about them (with the profile's quote limit); ValueError when a context holds no document."""
     document_of = documents_of(pairs)
     documents = EvidenceDocuments(model, context_tokens, document_of.values())
     rest: dict[int, int] = {}
     for pair in pairs:
         document_id = document_of[pair.question_id]
-        tokens = max(sum(documents.counter(m["content"]) for m in render_pair(template, pair.item, order))
-                     for order in ORDERS)
+        tokens = max(sum(documents.counter(m["content"])
+                         for m in render_pair(template, pair.item, order, profile.max_quotes)) for order in ORDERS)
         rest[document_id] = max(rest.get(document_id, 0), tokens)
     documents.fit(rest)
     attached = []

@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from app.core.evidence import check_max_quotes
 from app.core.judge import (
     CostEstimate,
     JudgmentResult,
@@ -103,8 +104,9 @@ def check_options(spec: RunSpec, prompt: JudgePrompt | None, *, budget_usd: floa
         raise JudgeRunError(f"no prompt #{spec.prompt_id}")
     profile = check_profile(spec, prompt)
     try:
+        check_max_quotes(spec.max_quotes)
         require_price(spec.judge_model, budget_usd, settings.prices)
-    except SettingsError as exc:
+    except (SettingsError, ValueError) as exc:
         raise JudgeRunError(str(exc)) from None
     return profile
 
@@ -124,7 +126,8 @@ def prepare_run(spec: RunSpec, *, budget_usd: float | None = None) -> PreparedRu
     documents = None
     if spec.judge_profile.shows_document:
         try:
-            pairs, documents = with_documents(pairs, as_template(prompt), spec.judge_model)
+            pairs, documents = with_documents(pairs, as_template(prompt), spec.judge_model, spec.judge_profile,
+                                              spec.context_tokens)
         except ValueError as exc:
             raise JudgeRunError(f"context tokens: {exc}") from None
     return PreparedRun(spec, prompt, pairs, settings, system.id, baseline.id, documents)
@@ -136,6 +139,7 @@ def check_profile(spec: RunSpec, prompt: JudgePrompt) -> JudgeProfile:
         profile = get_profile(spec.profile)
     except ValueError as exc:
         raise JudgeRunError(str(exc)) from None
+    profile = profile.with_evidence_options(spec.max_quotes, spec.json_schema)
     fixed = profile.template
     if profile.shows_document != is_evidence(as_template(prompt)):
         raise JudgeRunError(f"the {profile.name} profile needs a prompt version that "

@@ -13,7 +13,14 @@ from typing import Any
 
 from sqlalchemy import select
 
-from app.core.evidence import Rated, is_flagged, summarise
+from app.core.evidence import (
+    DEFAULT_CONTEXT_TOKENS,
+    DEFAULT_MAX_QUOTES,
+    Rated,
+    flagged_scope,
+    is_flagged,
+    summarise,
+)
 from app.core.judge import (
     ORDERS,
     Aggregation,
@@ -24,7 +31,7 @@ from app.core.judge import (
     system_outcome,
 )
 from app.core.judge.profiles import DEFAULT as DEFAULT_PROFILE
-from app.core.judge.profiles import JudgeProfile, get_profile
+from app.core.judge.profiles import PROFILES, JudgeProfile, get_profile
 from app.extensions import db
 from app.models import Document, Job, JudgePrompt, LLMJudgment
 from app.services.judge.db_cache import rows_by_key
@@ -43,11 +50,16 @@ from app.services.judge.settings import load_settings
 from app.services.llm.evidence import shown_spans
 
 JOB_KIND = "judge"
+_EVIDENCE_DEFAULTS = {"max_quotes": DEFAULT_MAX_QUOTES, "context_tokens": DEFAULT_CONTEXT_TOKENS, "json_schema": True}
 
 
 @dataclass(frozen=True)
 class RunSpec:
-    """What a judge run compares: two systems on a scope, under one judge configuration."""
+    """What a judge run compares: two systems on a scope, under one judge configuration.
+
+    The evidence profile's options (quotes per answer, the judge's context, the JSON schema switch) count only
+    under that profile; a job's params name the ones that differ from the defaults, so older jobs read as before.
+    """
 
     system: str
     baseline: str
@@ -56,6 +68,15 @@ class RunSpec:
     temperature: float = 0.0
     scope: str = DEFAULT_SCOPE
     profile: str = DEFAULT_PROFILE
+    max_quotes: int = DEFAULT_MAX_QUOTES
+    context_tokens: int = DEFAULT_CONTEXT_TOKENS
+    json_schema: bool = True
+
+    def __post_init__(self) -> None:
+        profile = PROFILES.get(self.profile)
+        if profile is not None and not profile.shows_document:  # no document, no quotes: one spec per run
+            for name, default in _EVIDENCE_DEFAULTS.items():
+                object.__setattr__(self, name, default)
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> RunSpec:
@@ -63,18 +84,23 @@ class RunSpec:
         return cls(system=str(params["system"]), baseline=str(params["baseline"]),
                    judge_model=str(params["judge_model"]), prompt_id=int(params["prompt_id"]),
                    temperature=float(params.get("temperature", 0.0)), scope=str(params.get("scope", DEFAULT_SCOPE)),
-                   profile=str(params.get("profile", DEFAULT_PROFILE)))
+                   profile=str(params.get("profile", DEFAULT_PROFILE)),
+                   max_quotes=int(params.get("max_quotes", DEFAULT_MAX_QUOTES)),
+                   context_tokens=int(params.get("context_tokens", DEFAULT_CONTEXT_TOKENS)),
+                   json_schema=bool(params.get("json_schema", True)))
 
     def params(self) -> dict[str, Any]:
         params = {"system": self.system, "baseline": self.baseline, "judge_model": self.judge_model,
                   "prompt_id": self.prompt_id, "temperature": self.temperature, "scope": self.scope}
         if self.profile != DEFAULT_PROFILE:  # runs from before profiles keep their identity
             params["profile"] = self.profile
+        params.update({name: getattr(self, name) for name, default in _EVIDENCE_DEFAULTS.items()
+                       if getattr(self, name) != default})
         return params
 
     @property
     def judge_profile(self) -> JudgeProfile:
-        return get_profile(self.profile)
+        return get_profile(self.profile).with_evidence_options(self.max_quotes, self.json_schema)
 
 
 @dataclass(frozen=True)
@@ -137,7 +163,7 @@ def run_report(spec: RunSpec, *, bootstrap_iterations: int = 1000, leave_out_fla
     pairs = build_pairs(system_named(spec.system), system_named(spec.baseline), spec.scope, profile.name)
     if profile.shows_document:
         try:
-            pairs, _ = with_documents(pairs, template, spec.judge_model)
+            pairs, _ = with_documents(pairs, template, spec.judge_model, profile, spec.context_tokens)
         except ValueError as exc:
             raise PairError(f"context tokens: {exc}") from None
     prompt_key = profile.prompt_key(template)
@@ -219,7 +245,9 @@ def win_rates(system_names: Iterable[str] | None = None, baseline: str | None = 
 
     Each entry has judge_model, profile (and its label), prompt_version, win_rate (L-Eval), win_rate_fastchat,
     ci_low, ci_high (bootstrap 95%), errors, inconsistent, consistency and n_pairs, plus
-    wins/losses/ties, pending, baseline, scope, prompt_id, temperature and job_id.
+    wins/losses/ties, pending, baseline, scope, prompt_id, temperature and job_id; an evidence run's entry also
+    has flagged (its flagged judgments, counted in the win rate) and flagged_note, the words every page shows
+    beside its win rate ("flagged judgments included"); None for the other profiles.
     Runs with no verdict yet are left out. The default baseline's entries come first.
     """
     wanted = None if system_names is None else set(system_names)
@@ -266,6 +294,9 @@ def _entry(report: RunReport, job: Job) -> dict:
         "n_pairs": len(report.pairs),
         "pending": report.pending,
         "job_id": job.id,
+        # An evidence run's win rate counts its flagged judgments (quotes all unsupported), and says so.
+        "flagged": report.evidence["flagged"] if report.evidence is not None else None,
+        "flagged_note": flagged_scope("judgments", left_out=False) if report.evidence is not None else None,
     }
 
 

@@ -11,7 +11,11 @@ import threading
 from dataclasses import dataclass, replace
 from typing import Any
 
-from app.core.evidence import DEFAULT_CONTEXT_TOKENS, DEFAULT_MAX_QUOTES
+from app.core.evidence import (
+    DEFAULT_CONTEXT_TOKENS,
+    DEFAULT_MAX_QUOTES,
+    check_max_quotes,
+)
 from app.core.evidence import PROFILE as EVIDENCE
 from app.core.llm.pricing import estimate_calls, price_for
 from app.core.rater import (
@@ -157,8 +161,10 @@ def prepare(spec: RaterSpec, *, budget_usd: float | None = None) -> PreparedRati
 def with_documents(run: PreparedRating) -> None:
     """Give each item its document, cut once per document to the rater's context beside its longest prompt."""
     spec = run.spec
-    if not 1 <= spec.max_quotes <= 20:
-        raise RaterRunError("quotes per answer must be between 1 and 20")
+    try:
+        check_max_quotes(spec.max_quotes)
+    except ValueError as exc:
+        raise RaterRunError(str(exc)) from None
     documents = EvidenceDocuments(spec.rater_model, spec.context_tokens, (item.document_id for item in run.items))
     rest: dict[int, int] = {}
     for item in run.items:

@@ -137,6 +137,7 @@ def item_values(study_id: int, column_key: str, profile: str) -> dict[ItemKey, f
 def judge_columns(win_rates: dict[str, list[dict[str, Any]]]) -> list[MetricColumn]:
     """Turn {system: [{judge_model, profile, prompt_version, win_rate, …}]} into one column per judge set-up."""
     columns: dict[tuple[str, str, str, str], dict[str, float]] = {}
+    notes: dict[tuple[str, str, str, str], str] = {}
     for system, entries in sorted(win_rates.items()):
         for entry in entries:
             value = entry.get("win_rate")
@@ -145,10 +146,13 @@ def judge_columns(win_rates: dict[str, list[dict[str, Any]]]) -> list[MetricColu
             setup = (str(entry.get("judge_model", "judge")), str(entry.get("prompt_version", "")),
                      str(entry.get("baseline", "") or ""), str(entry.get("profile", "default")))
             columns.setdefault(setup, {})[system] = float(value)
+            if entry.get("flagged_note"):
+                notes[setup] = entry["flagged_note"]
     result = []
-    for (model, version, baseline, profile), values in sorted(columns.items()):
-        label = (f"Judge {model} ({profile} profile" + (f", prompt v{version}" if version else "") + ")"
-                 + (f" vs {baseline}" if baseline else ""))
+    for setup, values in sorted(columns.items()):
+        model, version, baseline, profile = setup
+        label = (f"Judge {model} ({profile} profile" + (f", prompt v{version}" if version else "")
+                 + (f", {notes[setup]}" if setup in notes else "") + ")" + (f" vs {baseline}" if baseline else ""))
         # Runs from before profiles were the default profile: their keys stay as they were.
         key = "judge:" + "|".join((model, version, baseline) + ((profile,) if profile != "default" else ()))
         result.append(MetricColumn(key, label + " win %", "judge", profile, values))

@@ -99,7 +99,8 @@ def _table2(systems: list[tuple[str, bool]], profile: str, judge_profile: str | 
                            "delta_words": values.get("delta_words")}
         rows.append({"system": name, "length_instruction": bool(flagged), "cells": cells,
                      "judge": None if entry is None else {k: entry[k] for k in (
-                         "job_id", "judge_model", "profile", "profile_label", "baseline", "scope", "prompt_version")}})
+                         "job_id", "judge_model", "profile", "profile_label", "baseline", "scope", "prompt_version",
+                         "flagged_note")}})
     data = {
         "profile": profile,
         "judge_profile": judge_profile,

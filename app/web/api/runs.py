@@ -51,7 +51,8 @@ def judge_run():
         run = RunSpec(system=body.system, baseline=body.baseline,
                       judge_model=(body.judge_model or load_settings().model or "").strip(),
                       prompt_id=prompt_for_run(body.profile, body.prompt_id), temperature=body.temperature,
-                      scope=body.scope, profile=body.profile)
+                      scope=body.scope, profile=body.profile, max_quotes=body.max_quotes,
+                      context_tokens=body.context_tokens, json_schema=body.json_schema)
         if body.dry_run:
             return RunOut(dry_run=True, estimate=judge_dry_run(run))
         job = judge_launch(run, concurrency=body.concurrency, budget_usd=body.budget_usd, user_id=caller().id)

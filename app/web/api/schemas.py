@@ -6,6 +6,13 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
 
+from app.core.evidence import (
+    DEFAULT_CONTEXT_TOKENS,
+    DEFAULT_MAX_QUOTES,
+    MAX_QUOTES,
+    REPLY_TOKENS,
+)
+
 Item = TypeVar("Item")
 PROFILE = Literal["official", "fixed"]
 MAX_PER_PAGE = 500
@@ -168,6 +175,10 @@ class JudgeRunIn(RunIn):
     prompt_id: int | None = Field(None, ge=1, le=2**31, description="Default: the newest version")
     temperature: float = Field(0.0, ge=0, le=2)
     scope: Literal["human_eval", "llm", "all"] = "human_eval"
+    max_quotes: int = Field(DEFAULT_MAX_QUOTES, ge=1, le=MAX_QUOTES, description="The evidence profile's: quotes per answer")
+    context_tokens: int = Field(DEFAULT_CONTEXT_TOKENS, ge=REPLY_TOKENS + 256, le=10_000_000,
+                                description="The evidence profile's: the judge's context; the document is cut to fit")
+    json_schema: bool = Field(True, description="The evidence profile's: ask for JSON through response_format")
 
 
 class RaterRunIn(RunIn):
