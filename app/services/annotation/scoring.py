@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import string
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 
 from sqlalchemy import Float, and_, bindparam, case, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
@@ -24,12 +24,17 @@ from app.models import (
     ScoreRevision,
     StudyAnswer,
 )
-from app.models.base import utcnow
+from app.models.base import as_utc, utcnow
 from app.models.ids import MAX_DB_ID
 from app.services.data_versions import note_written
 from app.services.input_rules import text_problem
 from app.services.sqlite_writer import one_writer
-from app.services.studies.assignment import answer_in_share, in_share, may_score, may_score_question
+from app.services.studies.assignment import (
+    answer_in_share,
+    in_share,
+    may_score,
+    may_score_question,
+)
 from app.services.studies.membership import SHOWN
 
 MAX_COMMENT = 4000
@@ -229,11 +234,6 @@ class SaveResult:
     comment: str
     seconds_spent: float | None
     saved_at: datetime
-
-
-def as_utc(moment: datetime) -> datetime:
-    """SQLite hands back naive datetimes; they were stored in UTC."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 _UNREAD = object()  # save_score reads the current score itself

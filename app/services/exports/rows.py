@@ -22,6 +22,7 @@ from app.models import (
     System,
     User,
 )
+from app.models.base import as_utc
 from app.services.results.scores import latest_rounds
 from app.services.studies.membership import shown_answers, study_scores
 
@@ -39,9 +40,7 @@ def iso_utc(moment: datetime | None) -> str:
     """Format a timestamp as ISO 8601 in UTC; SQLite returns naive datetimes, which are UTC here."""
     if moment is None:
         return ""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
+    return as_utc(moment).astimezone(timezone.utc).isoformat(timespec="microseconds")
 
 
 def whole_seconds(seconds: float | None) -> int:

@@ -2,21 +2,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 
 from flask import current_app
 from sqlalchemy import or_, select
 
 from app.extensions import db
 from app.models import Job
-from app.models.base import utcnow
+from app.models.base import as_utc, utcnow
 
 STATUSES = ("queued", "running", "done", "failed", "cancelled")
-
-
-def _aware(moment: datetime) -> datetime:
-    # SQLite hands back naive datetimes; they were stored in UTC.
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 def job_system(job: Job) -> str:
@@ -37,7 +32,7 @@ def job_seconds(job: Job, now: datetime | None = None) -> float | None:
     if job.started_at is None:
         return None
     end = job.finished_at or (now or utcnow())
-    return max(0.0, (_aware(end) - _aware(job.started_at)).total_seconds())
+    return max(0.0, (as_utc(end) - as_utc(job.started_at)).total_seconds())
 
 
 def duration_text(seconds: float | None) -> str:
