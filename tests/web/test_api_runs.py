@@ -77,6 +77,23 @@ def test_a_rater_run_is_estimated_on_a_study(api):
     assert queued.status_code == 201 and client.get(f"/api/v1/jobs/{queued.get_json()['job']}").status_code == 200
 
 
+
+def test_a_rater_run_takes_the_forms_profile_and_evidence_options(api):
+    """The rater form's profile and evidence options are the API's too (issue 30: the same options as the forms)."""
+    app, client, _, study = api
+    body = {"study": study, "rater_model": "gpt-4o-mini", "dry_run": True, "profile": "evidence"}
+    default = client.post("/api/v1/rater-runs", json=body)
+    assert default.status_code == 200, default.get_json()
+    small = client.post("/api/v1/rater-runs", json={**body, "context_tokens": 6000}).get_json()["estimate"]
+    assert default.get_json()["estimate"]["profile"] == "evidence" == small["profile"]
+    assert small["truncation"]["context_tokens"] == 6000
+    assert client.post("/api/v1/rater-runs", json={**body, "profile": "nope"}).status_code == 422
+    queued = client.post("/api/v1/rater-runs", json={**body, "dry_run": False, "max_quotes": 2})
+    assert queued.status_code == 201, queued.get_json()
+    with app.app_context():
+        params = db.session.get(Job, queued.get_json()["job"]).params
+    assert params["profile"] == "evidence" and params["max_quotes"] == 2
+
 def test_a_generation_run_names_an_admins_endpoint(api):
     _, client, _, _ = api
     body = {"endpoint": "lab", "model": "api-model", "question_set": "human_eval", "dry_run": True}

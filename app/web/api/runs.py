@@ -73,7 +73,8 @@ def rater_run():
         return NOT_JSON, 415
     study = find_study(body.study) or abort(404, description=f"no study {body.study!r}")
     run = RaterSpec(study.id, (body.rater_model or load_settings().model or "").strip(),
-                    body.prompt_id or current_rater_prompt().id, body.temperature)
+                    body.prompt_id or current_rater_prompt(body.profile).id, body.temperature, body.profile,
+                    body.max_quotes, body.context_tokens, body.json_schema)
     try:
         if body.dry_run:
             return RunOut(dry_run=True, estimate=rater_dry_run(run))

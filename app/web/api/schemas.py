@@ -167,7 +167,16 @@ class RunIn(BaseModel):
     budget_usd: float | None = Field(None, gt=0, le=1_000_000)
 
 
-class JudgeRunIn(RunIn):
+class EvidenceOptionsIn(BaseModel):
+    """The evidence profile's options, as the judge's and the rater's forms take them (ignored by other profiles)."""
+
+    max_quotes: int = Field(DEFAULT_MAX_QUOTES, ge=1, le=MAX_QUOTES, description="The evidence profile's: quotes per answer")
+    context_tokens: int = Field(DEFAULT_CONTEXT_TOKENS, ge=REPLY_TOKENS + 256, le=10_000_000,
+                                description="The evidence profile's: the model's context; the document is cut to fit")
+    json_schema: bool = Field(True, description="The evidence profile's: ask for JSON through response_format")
+
+
+class JudgeRunIn(RunIn, EvidenceOptionsIn):
     system: str = Field(min_length=1, max_length=200)
     baseline: str = Field(min_length=1, max_length=200)
     judge_model: str | None = Field(None, min_length=1, max_length=120, description="Default: the judge settings'")
@@ -175,16 +184,13 @@ class JudgeRunIn(RunIn):
     prompt_id: int | None = Field(None, ge=1, le=2**31, description="Default: the newest version")
     temperature: float = Field(0.0, ge=0, le=2)
     scope: Literal["human_eval", "llm", "all"] = "human_eval"
-    max_quotes: int = Field(DEFAULT_MAX_QUOTES, ge=1, le=MAX_QUOTES, description="The evidence profile's: quotes per answer")
-    context_tokens: int = Field(DEFAULT_CONTEXT_TOKENS, ge=REPLY_TOKENS + 256, le=10_000_000,
-                                description="The evidence profile's: the judge's context; the document is cut to fit")
-    json_schema: bool = Field(True, description="The evidence profile's: ask for JSON through response_format")
 
 
-class RaterRunIn(RunIn):
+class RaterRunIn(RunIn, EvidenceOptionsIn):
     study: str = Field(min_length=1, max_length=120, description="The study's name (or id)")
     rater_model: str | None = Field(None, min_length=1, max_length=120, description="Default: the judge settings'")
-    prompt_id: int | None = Field(None, ge=1, le=2**31, description="Default: the newest version")
+    profile: Literal["reference", "evidence"] = "reference"
+    prompt_id: int | None = Field(None, ge=1, le=2**31, description="Default: the newest version of the profile's prompt")
     temperature: float = Field(0.0, ge=0, le=2)
 
 
