@@ -41,7 +41,7 @@ from app.services.llm import endpoints
 from app.services.question_sets import available_sets
 from app.web.downloads import attachment
 from app.web.forms import Storable
-from app.web.run_launch import launch_or_estimate
+from app.web.llm_forms import launch_or_estimate
 from app.web.security import roles_required, staff_required
 
 bp = Blueprint("generation", __name__)

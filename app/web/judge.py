@@ -82,7 +82,7 @@ from app.services.judge.settings import (
 )
 from app.services.llm.endpoints import JUDGE_ENDPOINT, stored_base_url
 from app.web.forms import PromptForm, Storable, evidence_fields
-from app.web.run_launch import launch_or_estimate, save_prompt_edit
+from app.web.llm_forms import launch_or_estimate, save_prompt_edit
 from app.web.security import staff_required
 
 bp = Blueprint("judge", __name__)

@@ -42,7 +42,7 @@ from app.services.rater.evidence import NotAnEvidenceRun, rating_quotes
 from app.services.rater.job import PROFILES
 from app.services.rater.prompts import get_rater_prompt
 from app.web.forms import PromptForm, Storable, evidence_fields
-from app.web.run_launch import launch_or_estimate, save_prompt_edit
+from app.web.llm_forms import launch_or_estimate, save_prompt_edit
 from app.web.security import staff_required
 
 bp = Blueprint("rater", __name__)

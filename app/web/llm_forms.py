@@ -1,4 +1,5 @@
-"""The launch form the judge, the rater and generation share: check the form, then queue a run or estimate it.
+"""The forms the LLM features share: a run's launch (the judge, the rater, generation) and the prompt editor
+(the judge, the rater).
 
 Each page says how to build its run, how to queue it (the message and the page to land on) and which
 error its service raises; the flow, its messages and where a duplicate lands are written once, here.
