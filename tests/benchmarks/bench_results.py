@@ -20,7 +20,6 @@ Target: cold ≤ 1000 ms per page; in-process p95 ≤ 100 ms.
 from __future__ import annotations
 
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -32,10 +31,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tests.benchmarks.common import (  # noqa: E402
     REPO_ROOT,
+    free_port,
     percentile,
     print_table,
     row,
     shared_or_exit,
+    stop_process,
 )
 from tests.support.live import CSRF_RE, HttpSession  # noqa: E402
 
@@ -96,12 +97,6 @@ def _build(instance: Path, human_eval: Path):
     return app
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _cpu_ms(pid: int) -> float | None:
     """CPU time (user + system, every thread) a process has used so far, from /proc; None elsewhere."""
     try:
@@ -113,7 +108,7 @@ def _cpu_ms(pid: int) -> float | None:
 
 def _cold_and_warm(instance: Path, page: str, warm_requests: int) -> tuple[float, float | None, list[float]]:
     """Start a server, sign in, time the page's first request (wall and server CPU ms), then warm_requests more."""
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [sys.executable, "run.py", "serve", "--no-demo", "--workers", "0", "--port", str(port)], cwd=REPO_ROOT,
         env=_env(instance), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -140,12 +135,7 @@ def _cold_and_warm(instance: Path, page: str, warm_requests: int) -> tuple[float
         session.close()
         return cold, (cpu_after - cpu_before if cpu_before is not None else None), warm
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop_process(server)
 
 
 def _cold_rows(instance: Path, question_id: int, quick: bool) -> list[dict]:

@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import resource
-import socket
 import statistics
 import subprocess
 import sys
@@ -35,7 +34,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from common import REPO_ROOT, print_table, row, shared_or_exit
+from common import REPO_ROOT, free_port, print_table, row, shared_or_exit, stop_process
 
 REPEATS = 5
 SUMMARY_TARGET = 1.5   # × the floor
@@ -48,12 +47,6 @@ REFERENCE_ONE_FILE = (
     "import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); import leval_reference as r; "
     "print(r.evaluate_pred_file(Path(sys.argv[2]), sys.argv[3]))"
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _env(instance: Path) -> dict:
@@ -82,7 +75,7 @@ def _timed_process(args: list[str], env: dict, cpu: list[float] | None = None) -
 
 def _time_to_healthz(env: dict) -> float:
     """Start `run.py serve` on a free port; return the seconds until /healthz answers 200, then stop it."""
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/healthz"
     started = time.perf_counter()
     server = subprocess.Popen([sys.executable, "run.py", "serve", "--port", str(port)], cwd=REPO_ROOT, env=env,
@@ -100,12 +93,7 @@ def _time_to_healthz(env: dict) -> float:
                     raise RuntimeError(f"serve did not answer /healthz within {SERVE_TIMEOUT_S:.0f} s")
                 time.sleep(0.01)
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop_process(server)
 
 
 def _published(shared: Path) -> list[Path]:

@@ -24,7 +24,6 @@ import io
 import os
 import re
 import secrets
-import socket
 import subprocess
 import sys
 import tempfile
@@ -35,7 +34,7 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-from common import REPO_ROOT, print_table, row
+from common import REPO_ROOT, free_port, print_table, row
 
 MB = 1024 * 1024
 TARGET_MB = 300
@@ -44,12 +43,6 @@ CSRF_RE = re.compile(r'name="csrf_token"[^>]*value="([^"]+)"')
 SERVE_TIMEOUT_S = 60.0
 FULL = {"newlines_mb": 480, "line_mb": 480, "members": 1000, "member_kb": 480, "plain_mb": 49}
 QUICK = {"newlines_mb": 16, "line_mb": 24, "members": 40, "member_kb": 100, "plain_mb": 4}
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 # -- the uploads ---------------------------------------------------------------------------------------------
@@ -97,7 +90,7 @@ class Server:
     """`run.py serve` on a fresh instance, with a signed-in researcher session."""
 
     def __init__(self, instance: Path):
-        self.port = _free_port()
+        self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.env = dict(os.environ, LEVAL_INSTANCE=str(instance), PYTHONUNBUFFERED="1", LEVAL_WORKERS="0",
                         LEVAL_DEMO="0")

@@ -1,6 +1,8 @@
 """Helpers shared by the benchmark scripts."""
 from __future__ import annotations
 
+import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -76,3 +78,20 @@ def markdown_table(rows: list[dict]) -> str:
             baseline, f"{ratio:.2f}×" if isinstance(ratio, (int, float)) else "–",
         ]) + " |")
     return "\n".join(lines)
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1 for a server a benchmark starts."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def stop_process(process: subprocess.Popen) -> None:
+    """Stop a server a benchmark started: politely, then for good after 15 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
