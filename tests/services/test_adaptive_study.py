@@ -194,3 +194,32 @@ def test_a_fixed_study_gives_out_nothing_adaptively(app, tmp_path):
     assert len(ANSWERS_RE.findall(page)) == len(SYSTEMS)  # all answers of the question
     with app.app_context():
         assert db.session.scalar(select(func.count(StudyAllocation.id))) == 0
+
+
+def test_after_begin_again_a_rescore_replaces_the_earlier_rating(app, tmp_path):
+    """"Begin again" keeps the archived round's scores, but the stopping rule counts each annotator's latest
+    round only: the same annotator on the same answer is never two ratings."""
+    from app.services.annotation.rounds import begin_again
+    from app.services.annotation.scoring import save_from_request
+    from app.services.annotation.pages import load_question_page, next_question
+
+    study_id = _setup(app, tmp_path, documents=2, allocation="adaptive", budget_documents=10)
+    ana = _user(app, "ana")
+    with app.app_context():
+        study = db.session.get(Study, study_id)
+        found = next_question(study, ana)
+        page = load_question_page(study, ana, found.question_id)
+        for card in page.answers:
+            save_from_request(ana, {"study": study_id, "question_id": found.question_id, "label": card.label,
+                                    "value": 2, "answer": card.sha256, "seconds": 30})
+        before = allocation.ratings_of(study_id)
+        assert before and all(values == [2.0] for values in before.values())
+        begin_again(study_id, ana, by_user_id=ana)
+        assert allocation.ratings_of(study_id) == {}  # the new round has scored nothing yet
+        page = load_question_page(study, ana, found.question_id)
+        for card in page.answers:
+            save_from_request(ana, {"study": study_id, "question_id": found.question_id, "label": card.label,
+                                    "value": 4, "answer": card.sha256, "seconds": 30})
+        after = allocation.ratings_of(study_id)
+        assert set(after) == set(before) and all(values == [4.0] for values in after.values())
+        assert allocation.spent(study_id).scored == len(before)

@@ -23,7 +23,7 @@ from app.models import (
     User,
 )
 from app.models.base import as_utc
-from app.services.results.scores import latest_rounds
+from app.services.studies.membership import in_latest_round
 from app.services.studies.membership import shown_answers, study_scores
 
 # The first ten are the minimal export's columns; the rest make a row traceable and importable.
@@ -84,9 +84,7 @@ def score_rows(study_id: int, rounds: str = "all", annotator: str | None = None,
         .order_by(User.username, AnnotationRound.number, Document.id, Question.position, System.name, Answer.version)
     )
     if rounds == "current":
-        latest = latest_rounds(study_id)
-        stmt = stmt.join(latest, (latest.c.annotator_id == AnnotationRound.annotator_id)
-                         & (latest.c.number == AnnotationRound.number))
+        stmt = in_latest_round(stmt, study_id)
     if annotator is not None:
         stmt = stmt.where(User.username == annotator)
     if score_ids is not None:

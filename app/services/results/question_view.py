@@ -25,7 +25,7 @@ from app.models import (
     User,
 )
 from app.services.results.metric_values import AUTOMATIC_METRICS
-from app.services.results.scores import latest_rounds
+from app.services.studies.membership import in_latest_round
 from app.services.studies.membership import shown_answers, study_scores
 
 
@@ -93,11 +93,8 @@ def question_view(study_id: int, question_id: int, profile: str) -> QuestionView
 
 
 def _add_scores(study_id: int, question_id: int, answers: dict[int, AnswerView]) -> None:
-    latest = latest_rounds(study_id)
     stmt = (
-        study_scores(study_id, Score.answer_id, User.username, Score.value, Score.comment)
-        .join(latest, (latest.c.annotator_id == AnnotationRound.annotator_id)
-              & (latest.c.number == AnnotationRound.number))
+        in_latest_round(study_scores(study_id, Score.answer_id, User.username, Score.value, Score.comment), study_id)
         .join(User, User.id == AnnotationRound.annotator_id)
         .where(Answer.question_id == question_id)
     )

@@ -23,7 +23,7 @@ from app.models import (
     User,
 )
 from app.services.studies.assignment import assigned_questions
-from app.services.studies.membership import shown_answers, study_scores
+from app.services.studies.membership import in_latest_round, latest_rounds, shown_answers, study_scores
 
 VIEWS = ("all", "finished")
 VIEW_LABELS = {"all": "All scores", "finished": "Annotators who finished"}
@@ -68,27 +68,14 @@ class CurrentScores:
         return self.records
 
 
-def latest_rounds(study_id: int):
-    """Subquery of (annotator_id, number) of each annotator's latest round in the study."""
-    return (
-        select(AnnotationRound.annotator_id, func.max(AnnotationRound.number).label("number"))
-        .where(AnnotationRound.study_id == study_id)
-        .group_by(AnnotationRound.annotator_id)
-        .subquery()
-    )
-
-
 def load_current_scores(study_id: int, *, include_stale: bool = False) -> CurrentScores:
     """Read the study's current scores in one query, plus each annotator's progress against their share."""
     study = db.session.get(Study, study_id)
     latest = latest_rounds(study_id)
-    stmt = (
+    stmt = in_latest_round(
         study_scores(study_id, User.username, System.name, Document.id, Question.id, Document.task, Document.source,
-                     Score.value, Score.answer_id, include_stale=include_stale)
-        .join(latest, (latest.c.annotator_id == AnnotationRound.annotator_id)
-              & (latest.c.number == AnnotationRound.number))
-        .join(User, User.id == AnnotationRound.annotator_id)
-    )
+                     Score.value, Score.answer_id, include_stale=include_stale), study_id,
+    ).join(User, User.id == AnnotationRound.annotator_id)
     shown = set(db.session.scalars(shown_answers(study_id, StudyAnswer.answer_id)))
     records = [
         {"annotator": annotator, "system": system, "document_id": str(document_id),

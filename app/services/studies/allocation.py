@@ -33,13 +33,19 @@ from app.models import (
     System,
 )
 from app.services.sqlite_writer import one_writer
-from app.services.studies.membership import SHOWN, study_scores
+from app.services.studies.membership import SHOWN, in_latest_round, study_scores
 
 # What the results and exports of an adaptive study say about themselves (one owner for the words).
 SAMPLING_NOTE = ("Adaptive study: answers were given where the ranking was still uncertain, so its ratings are "
                  "not a uniform sample of questions and systems. Systems are compared on the questions both "
                  "were scored on (paired means), the ranking uses the additive model score = system + question, "
                  "and a correlation with metrics uses only questions on which every compared system was scored.")
+
+
+def counted_scores(study_id: int, *columns):
+    """The study's counted scores in each annotator's latest round (after "begin again" a re-score replaces the
+    earlier one: the same annotator on the same answer is never two ratings)."""
+    return in_latest_round(study_scores(study_id, *columns), study_id)
 
 
 def rules_of(study: Study) -> policy.Rules:
@@ -49,8 +55,8 @@ def rules_of(study: Study) -> policy.Rules:
 def ratings_of(study_id: int) -> dict[tuple[int, int], list[float]]:
     """{(question, system): [values]}: the study's counted scores on the answers it shows now."""
     ratings: dict[tuple[int, int], list[float]] = defaultdict(list)
-    for question_id, system_id, value in db.session.execute(
-            study_scores(study_id, Answer.question_id, Answer.system_id, Score.value)):
+    for question_id, system_id, value in db.session.execute(counted_scores(study_id, Answer.question_id,
+                                                                             Answer.system_id, Score.value)):
         ratings[(question_id, system_id)].append(float(value))
     return dict(ratings)
 
@@ -76,7 +82,7 @@ def spent(study_id: int) -> Spent:
     answers = db.session.scalar(select(func.count(StudyAllocation.id))
                                 .where(StudyAllocation.study_id == study_id)) or 0
     scored, seconds = db.session.execute(
-        study_scores(study_id, func.count(Score.id), func.coalesce(func.sum(Score.seconds_spent), 0.0))).one()
+        counted_scores(study_id, func.count(Score.id), func.coalesce(func.sum(Score.seconds_spent), 0.0))).one()
     return Spent(documents, answers, scored or 0, float(seconds or 0.0) / 3600)
 
 

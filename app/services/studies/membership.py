@@ -65,6 +65,24 @@ def study_scores(study_id: int, *columns, include_stale: bool = False) -> Select
     ))
 
 
+def latest_rounds(study_id: int):
+    """Subquery of (annotator_id, number) of each annotator's latest round in the study: after \"begin again\",
+    the round whose scores count (earlier rounds are kept, exported, never counted twice)."""
+    return (
+        select(AnnotationRound.annotator_id, func.max(AnnotationRound.number).label("number"))
+        .where(AnnotationRound.study_id == study_id)
+        .group_by(AnnotationRound.annotator_id)
+        .subquery()
+    )
+
+
+def in_latest_round(stmt: Select, study_id: int) -> Select:
+    """Keep only the scores of each annotator's latest round (`stmt` selects over Score and AnnotationRound)."""
+    latest = latest_rounds(study_id)
+    return stmt.join(latest, (latest.c.annotator_id == AnnotationRound.annotator_id)
+                     & (latest.c.number == AnnotationRound.number))
+
+
 def is_current_condition(study_id: int) -> ColumnElement[bool]:
     """For queries over Score: true when the score is on an answer the study shows now."""
     return Score.answer_id.in_(
