@@ -38,6 +38,34 @@ def optional_overlap(text: str) -> int | None:
     return int(text)
 
 
+def optional_number(form, field: str, label: str, kind=int):
+    """A blank field is None; otherwise a number of `kind`, or an error naming the field (the service checks its range)."""
+    text = (form.get(field) or "").strip()
+    if not text:
+        return None
+    try:
+        value = kind(text)
+    except ValueError:
+        raise StudyError(f"{label}: '{text[:20]}' is not a {'whole number' if kind is int else 'number'}.") from None
+    if kind is float and value != value:  # NaN
+        raise StudyError(f"{label}: '{text[:20]}' is not a number.")
+    return value
+
+
+def allocation_fields(form) -> dict:
+    """The allocation part of the new-study form: fixed (overlap k) or adaptive (a budget and its options)."""
+    allocation = form.get("allocation") or "fixed"
+    overlap = optional_overlap(form.get("overlap", ""))  # given with adaptive, the service refuses it by name
+    if allocation != "adaptive":
+        return {"allocation": allocation, "overlap": overlap}
+    return {"allocation": "adaptive", "overlap": overlap,
+            "budget_documents": optional_number(form, "budget_documents", "Budget of documents read"),
+            "budget_answers": optional_number(form, "budget_answers", "Budget of answers scored"),
+            "budget_hours": optional_number(form, "budget_hours", "Budget of annotator-hours", float),
+            "min_per_answer": optional_number(form, "min_per_answer", "Minimum annotators per answer"),
+            "tie_margin": optional_number(form, "tie_margin", "Tie margin", float)}
+
+
 EVERYONE = "everyone"  # the `scorers` choice that opens a study to every account; anything else: the checked ones
 
 
@@ -74,7 +102,7 @@ def new():
                 reference_kinds=[k for k in request.form.getlist("reference") if k in REFERENCE_KINDS],
                 reference_policy=request.form.get("policy", "hide"),
                 annotator_ids=chosen_annotators(request.form),
-                overlap=optional_overlap(request.form.get("overlap", "")),
+                **allocation_fields(request.form),
             )
             study = setup.create_study(spec, by_user_id=current_user.id)
         except setup.StudyError as exc:

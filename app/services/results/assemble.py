@@ -162,7 +162,8 @@ def _disagreements(study_id: int, column_key: str, view: str, profile: str, top_
     from app.core.stats.correlation import find_disagreements
     from app.core.stats.human import item_means
 
-    human = item_means(current_scores(study_id).for_view(view))
+    records, _ = honest_records(study_id, current_scores(study_id).for_view(view))  # adaptive: common questions
+    human = item_means(records)
     values = item_values(study_id, column_key, profile)
     items = []
     for (system, document_id, question_id), mean in human.items():

@@ -155,8 +155,8 @@ def create_study(spec: StudySpec, *, by_user_id: int | None = None) -> Study:
     if problem:
         raise StudyError(f"The description {problem}.")
     annotators = _check_annotators(spec.annotator_ids)
+    _check_allocation(spec)  # first: an adaptive study refuses any overlap, whoever the annotators are
     _check_overlap(spec.overlap, annotators)
-    _check_allocation(spec)
     # A study over the demo's documents belongs to the demo (shown and deleted with it), never beside real data.
     over_demo = questions_are_demo(questions)
     if not over_demo and db.session.scalar(select(Question.id).join(Document, Document.id == Question.document_id)
