@@ -1,6 +1,6 @@
 """Simulated annotators score fixed (overlap k = 3) and adaptive studies through the real study services.
 
-Run: python tests/benchmarks/bench_allocation.py [--seeds N] [--cases main,hard,easy] [--json]
+Run: python tests/benchmarks/bench_allocation.py [--seeds N] [--cases main,hard,easy] [--workers W] [--json]
 
 What is real: both studies are created by services.studies.setup.create_study (the fixed one's
 questions shared out by assignment.rebalance, read back from the database). In the adaptive study
@@ -198,10 +198,11 @@ def run_seed(app, case: str, seed: int, ctx: dict) -> dict:
             ctx["refresh_oracle"]()
         fixed_rows = fixed_design(fixed.id, users, systems, ctx["documents_of"], quality, bias,
                                   random.Random(rng.random()))
-        budget = fixed_rows[-1][1]
+        budget, budget_answers = fixed_rows[-1][1], fixed_rows[-1][2]
         adaptive = create_study(StudySpec(name=f"adaptive-{case}-{seed}", question_ids=questions, system_ids=systems,
                                           annotator_ids=users, status="open", reference_kinds=[], allocation="adaptive",
-                                          budget_documents=budget, tie_margin=TIE_MARGIN))
+                                          budget_documents=budget, budget_answers=budget_answers,
+                                          tie_margin=TIE_MARGIN))
         sim = Simulation(adaptive, users, ctx["oracle"], quality, bias, random.Random(rng.random()))
         sim.run(systems)
         db.session.remove()
@@ -225,7 +226,7 @@ def run_seed(app, case: str, seed: int, ctx: dict) -> dict:
     }
 
 
-def prepare(instance: Path):
+def prepare(instance: Path, annotators: int = N_ANNOTATORS):
     from flask_migrate import upgrade
     from sqlalchemy import select
 
@@ -242,7 +243,7 @@ def prepare(instance: Path):
         upgrade()
         report = import_path(data)
         assert not report.failed, report.failed
-        users = [create_user(f"sim{a}", f"sim-pass-{a}-12345", "annotator").id for a in range(N_ANNOTATORS)]
+        users = [create_user(f"sim{a}", f"sim-pass-{a}-12345", "annotator").id for a in range(annotators)]
         systems = list(db.session.scalars(select(System.id).order_by(System.id)))
         questions = list(db.session.scalars(select(Question.id).order_by(Question.id)))
         documents_of = dict(db.session.execute(select(Question.id, Question.document_id)).all())
@@ -329,29 +330,78 @@ def print_summary(summary: dict, out=sys.stdout) -> None:
               file=out)
 
 
+def _one_seed(case: str, seed: int, annotators: int) -> dict:
+    """One seed in an instance of its own (a fresh SQLite file: seeds do not slow each other down)."""
+    with tempfile.TemporaryDirectory() as folder:
+        app, ctx = prepare(Path(folder), annotators)
+        return run_seed(app, case, seed, ctx)
+
+
+def simulate(cases: list[str], seeds: int, side_seeds: int | None = None, annotators: int = N_ANNOTATORS,
+             log=None, workers: int = 1) -> list[dict]:
+    """Run every case on its seeds, each seed in its own instance, `workers` processes at once; one summary per
+    case (the per-seed results go to `log`)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    summaries = []
+    for case in cases:
+        count = seeds if case == "main" or side_seeds is None else side_seeds
+        if workers > 1:
+            with ProcessPoolExecutor(workers) as pool:
+                results = list(pool.map(_one_seed, [case] * count, range(count), [annotators] * count))
+        else:
+            results = [_one_seed(case, seed, annotators) for seed in range(count)]
+        if log is not None:
+            for seed, result in enumerate(results):
+                print(json.dumps({"case": case, "seed": seed, **result}), file=log, flush=True)
+        summaries.append(summarise(case, results))
+    return summaries
+
+
+def run(quick: bool = False) -> list[dict]:
+    """run_all's rows: the main case's savings at fixed k = 3's accuracy (a few seeds: the CLI runs the 100)."""
+    seeds = 2 if quick else 20
+    started = time.perf_counter()
+    summary = simulate(["main"], seeds)[0]
+    print_summary(summary)
+    seconds = time.perf_counter() - started
+    fixed3 = next(row for row in summary["table"] if row["policy"] == "fixed k=3")
+    equal, stop = summary["equal_accuracy"], summary["at_stop"]
+    reached = equal["share_of_documents"] is not None
+    where = "at fixed k=3's accuracy" if reached else "at its own stop (fixed k=3's accuracy not reached)"
+    documents = equal["documents_saved"] if reached else stop["documents_saved"]
+    answers = equal["answers_saved"] if reached else stop["answers_saved"]
+    return [
+        {"name": f"adaptive allocation: documents saved {where}, main case, {seeds} seeds", "value": 100 * documents,
+         "unit": "%", "target": None if quick else "≥ 30%", "baseline": fixed3["documents"],
+         "baseline_name": "fixed k=3 round-robin: documents read (same seeds, same run)", "ratio": 1 / max(1 - documents, 1e-9)},
+        {"name": f"adaptive allocation: answers saved {where}, main case, {seeds} seeds", "value": 100 * answers,
+         "unit": "%", "target": None if quick else "≥ 30%", "baseline": fixed3["answers"],
+         "baseline_name": "fixed k=3 round-robin: answers scored (same seeds, same run)", "ratio": 1 / max(1 - answers, 1e-9)},
+        {"name": f"simulate {seeds} seeds (fixed and adaptive studies through the services)", "value": seconds,
+         "unit": "s", "target": None, "baseline": None, "baseline_name": "", "ratio": None},
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=100)
     parser.add_argument("--cases", default="main,hard,easy")
     parser.add_argument("--side-seeds", type=int, default=None, help="seeds for the hard and easy cases (default: --seeds)")
+    parser.add_argument("--annotators", type=int, default=N_ANNOTATORS, help="annotators in both studies")
+    parser.add_argument("--workers", type=int, default=1, help="seeds run in this many processes at once")
     parser.add_argument("--json", action="store_true", help="print one JSON object (after the tables, on stdout)")
     args = parser.parse_args()
     started = time.perf_counter()
-    summaries = []
-    with tempfile.TemporaryDirectory() as folder:
-        app, ctx = prepare(Path(folder))
-        for case in args.cases.split(","):
-            results = []
-            for seed in range(args.seeds if case == "main" or args.side_seeds is None else args.side_seeds):
-                results.append(run_seed(app, case, seed, ctx))
-                print(json.dumps({"case": case, "seed": seed, **results[-1]}), file=sys.stderr, flush=True)
-            summaries.append(summarise(case, results))
-            print_summary(summaries[-1], out=sys.stderr if args.json else sys.stdout)
+    summaries = simulate(args.cases.split(","), args.seeds, args.side_seeds, args.annotators, log=sys.stderr,
+                         workers=args.workers)
+    for summary in summaries:
+        print_summary(summary, out=sys.stderr if args.json else sys.stdout)
     main_case = summaries[0]
     if args.json:
         print(json.dumps({"seeds": main_case["seeds"], "documents_saved": main_case["documents_saved"],
-                          "answers_saved": main_case["answers_saved"], "cases": summaries,
-                          "seconds": round(time.perf_counter() - started, 1)}, indent=1))
+                          "answers_saved": main_case["answers_saved"], "annotators": args.annotators,
+                          "cases": summaries, "seconds": round(time.perf_counter() - started, 1)}, indent=1))
     return 0
 
 

@@ -29,6 +29,7 @@ BENCHMARKS = {
     "lveval": ("bench_lveval",),
     "uploads": ("bench_upload_memory",),
     "quotes": ("bench_quotes",),
+    "allocation": ("bench_allocation",),
 }
 
 
