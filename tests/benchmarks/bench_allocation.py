@@ -12,12 +12,14 @@ scores say, so its scores are drawn in process (saving them changes no choice) t
 affordable. Only the simulator's oracle (which system wrote an answer) reads the answers' systems.
 
 The ground truth (hierarchical): quality(q, s) = 3 + system_s + question_q + interaction_qs, and an
-annotator's score is round(quality + bias_a + noise), clipped to 1–5. Parameters (chosen, not
-fitted: L-Eval publishes no per-rating human scores for its 85-question subset, only its answers):
-system effects N(0, 0.35²) (a spread of about one point between the best and worst of seven,
-as in the L-Eval paper's human ranking), question difficulty sd 0.6, interaction sd 0.5,
-annotator bias sd 0.2, noise sd 0.7 (Krippendorff's alpha about 0.5 on such data, the agreement
-range human 1–5 ratings usually reach). The design is L-Eval's: 7 systems, 85 questions over 12
+annotator's score is round(quality + bias_a + noise_a), clipped to 1–5, each annotator with a bias
+and a noise level of their own. Parameters (chosen, not fitted: L-Eval publishes no per-rating
+human scores for its 85-question subset, only its answers): system effects N(0, 0.35²) (a spread
+of about one point between the best and worst of seven, as in the L-Eval paper's human ranking),
+question difficulty sd 0.6, interaction sd 0.5, annotator bias sd 0.2, annotator noise sd
+0.7 × U(0.7, 1.3) (Krippendorff's alpha about 0.5 on such data, the agreement range human 1–5
+ratings usually reach). Common random numbers: annotator a's score of answer (q, s) is drawn once
+per seed and is the same in both studies, so the policies are compared on the same draws. The design is L-Eval's: 7 systems, 85 questions over 12
 documents. Cases: `main` (system effects drawn as above), `hard` (as main, then the two middle
 systems 0.03 apart: nearly tied) and `easy` (systems 0.5 apart).
 
@@ -44,8 +46,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 N_SYSTEMS, N_QUESTIONS, N_DOCUMENTS, N_ANNOTATORS = 7, 85, 12, 3
 SYSTEM_SD, QUESTION_SD, INTERACTION_SD, BIAS_SD, NOISE_SD = 0.35, 0.6, 0.5, 0.2, 0.7
+NOISE_SPREAD = 0.3  # each annotator's own noise sd is NOISE_SD × U(0.7, 1.3)
 TIE_MARGIN = 0.3  # the researcher's margin: systems within 0.3 points on 1-5 count as tied
-CHECKPOINTS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)  # shares of fixed k = 3's documents
+CHECKPOINTS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 1.0)  # shares of fixed k = 3's documents
+TARGET_SHARE = 0.7  # the issue's target: fixed k = 3's accuracy with at least 30% fewer documents
 
 
 def write_data(folder: Path) -> None:
@@ -81,8 +85,16 @@ def truth(case: str, seed: int, systems: list[int], questions: list[int], annota
     difficulty = {q: rng.gauss(0, QUESTION_SD) for q in questions}
     quality = {(q, s): 3 + effects[s] + difficulty[q] + rng.gauss(0, INTERACTION_SD) for q in questions for s in systems}
     bias = {a: rng.gauss(0, BIAS_SD) for a in annotators}
+    spread = {a: NOISE_SD * rng.uniform(1 - NOISE_SPREAD, 1 + NOISE_SPREAD) for a in annotators}
+    # Common random numbers: annotator a scoring answer (q, s) gives the same score in the fixed and in the
+    # adaptive study, so the two policies differ only by which answers they give to whom (a paired comparison).
+    noise = {(q, s, a): rng.gauss(0, spread[a]) for q in questions for s in systems for a in annotators}
+
+    def score(q: int, s: int, a: int) -> int:
+        return max(1, min(5, round(quality[(q, s)] + bias[a] + noise[(q, s, a)])))
+
     ranking = sorted(systems, key=lambda s: -effects[s])
-    return quality, bias, ranking, rng
+    return score, ranking, rng
 
 
 def kendall_tau(ranking: list[int], true: list[int]) -> float:
@@ -102,8 +114,8 @@ def ranking_of(ratings: dict, systems: list[int]) -> list[int]:
 class Simulation:
     """One study scored by the simulated annotators through the real services."""
 
-    def __init__(self, study, users, oracle, quality, bias, rng):
-        self.study, self.users, self.oracle, self.quality, self.bias, self.rng = study, users, oracle, quality, bias, rng
+    def __init__(self, study, users, oracle, score):
+        self.study, self.users, self.oracle, self.score = study, users, oracle, score
         self.read: set[tuple[int, int]] = set()
         self.answers = 0
         self.ratings: dict[tuple[int, int], list[float]] = defaultdict(list)
@@ -124,8 +136,7 @@ class Simulation:
             if card.value is not None:
                 continue
             question, system = self.oracle[card.sha256]
-            value = round(self.quality[(question, system)] + self.bias[user] + self.rng.gauss(0, NOISE_SD))
-            value = max(1, min(5, value))
+            value = self.score(question, system, user)
             save_from_request(user, {"study": self.study.id, "question_id": question, "label": card.label,
                                      "value": value, "answer": card.sha256, "seconds": 60})
             self.answers += 1
@@ -151,7 +162,7 @@ class Simulation:
 
 
 def fixed_design(study_id: int, users: list[int], systems: list[int], documents_of: dict[int, int],
-                 quality: dict, bias: dict, rng: random.Random):
+                 score, rng: random.Random):
     """(k, documents, answers, ranking) for k = 1, 2, 3.
 
     The k = 3 study is created by the real services (create_study shares its questions out with
@@ -168,8 +179,7 @@ def fixed_design(study_id: int, users: list[int], systems: list[int], documents_
     for user, question in db.session.execute(select(StudyAssignment.user_id, StudyAssignment.question_id)
                                              .where(StudyAssignment.study_id == study_id)):
         given[question].append(user)
-    scores = {(q, s, u): max(1, min(5, round(quality[(q, s)] + bias[u] + rng.gauss(0, NOISE_SD))))
-              for q, users_of in given.items() for u in users_of for s in systems}
+    scores = {(q, s, u): score(q, s, u) for q, users_of in given.items() for u in users_of for s in systems}
     order = {q: rng.sample(users_of, len(users_of)) for q, users_of in given.items()}
     rows = []
     for k in (1, 2, 3):
@@ -190,20 +200,19 @@ def run_seed(app, case: str, seed: int, ctx: dict) -> dict:
     from app.services.studies.setup import StudySpec, create_study
 
     systems, questions, users = ctx["systems"], ctx["questions"], ctx["users"]
-    quality, bias, true, rng = truth(case, seed, systems, questions, users)
+    score, true, rng = truth(case, seed, systems, questions, users)
     with app.app_context():
         fixed = create_study(StudySpec(name=f"fixed-{case}-{seed}", question_ids=questions, system_ids=systems,
                                        overlap=3, annotator_ids=users, status="open", reference_kinds=[]))
         if not ctx["oracle"]:
             ctx["refresh_oracle"]()
-        fixed_rows = fixed_design(fixed.id, users, systems, ctx["documents_of"], quality, bias,
-                                  random.Random(rng.random()))
+        fixed_rows = fixed_design(fixed.id, users, systems, ctx["documents_of"], score, random.Random(rng.random()))
         budget, budget_answers = fixed_rows[-1][1], fixed_rows[-1][2]
         adaptive = create_study(StudySpec(name=f"adaptive-{case}-{seed}", question_ids=questions, system_ids=systems,
                                           annotator_ids=users, status="open", reference_kinds=[], allocation="adaptive",
                                           budget_documents=budget, budget_answers=budget_answers,
                                           tie_margin=TIE_MARGIN))
-        sim = Simulation(adaptive, users, ctx["oracle"], quality, bias, random.Random(rng.random()))
+        sim = Simulation(adaptive, users, ctx["oracle"], score)
         sim.run(systems)
         db.session.remove()
     final = ranking_of(sim.ratings, systems)
@@ -286,10 +295,28 @@ def summarise(case: str, results: list[dict]) -> dict:
     equal = equal_accuracy(results, budget)
     return {"case": case, "seeds": len(results), "documents_saved": equal["documents_saved"],
             "answers_saved": equal["answers_saved"], "equal_accuracy": equal,
+            "at_target": paired_gap(results, TARGET_SHARE),
             "at_stop": {"documents_saved": d_mean, "documents_saved_sd": d_sd, "answers_saved": a_mean,
                         "answers_saved_sd": a_sd, "p_exact": statistics.fmean(a["exact"] for a in adaptive),
                         "tau": statistics.fmean(a["tau"] for a in adaptive)},
             "table": table}
+
+
+def paired_gap(results: list[dict], share: float) -> dict:
+    """Adaptive at `share` of fixed k = 3's documents against fixed k = 3 on the same seeds (the same true
+    qualities): the mean per-seed differences of tau and of exactness, each with its standard error."""
+    i = CHECKPOINTS.index(share)
+    pairs = [(r["curve"][i], r["fixed"][2]) for r in results if r["curve"][i] is not None]
+
+    def mean_se(values):
+        return statistics.fmean(values), (statistics.stdev(values) / len(values) ** 0.5 if len(values) > 1 else 0.0)
+
+    tau, tau_se = mean_se([point[1] - fixed["tau"] for point, fixed in pairs])
+    exact, exact_se = mean_se([float(point[0]) - float(fixed["exact"]) for point, fixed in pairs])
+    saved = [1 - point[2] / fixed["answers"] for point, fixed in pairs]
+    return {"share_of_documents": share, "seeds": len(pairs), "tau_difference": tau, "tau_difference_se": tau_se,
+            "p_exact_difference": exact, "p_exact_difference_se": exact_se,
+            "answers_saved": statistics.fmean(saved) if saved else None}
 
 
 def equal_accuracy(results: list[dict], budget: float) -> dict:
@@ -321,6 +348,11 @@ def print_summary(summary: dict, out=sys.stdout) -> None:
         print(f"   at equal accuracy (mean tau >= {equal['fixed_tau']:.3f}, P(exact) >= {equal['fixed_p_exact']:.2f}): "
               f"documents saved {equal['documents_saved']:.0%}, answers saved {equal['answers_saved']:.1%} "
               f"± {equal['answers_saved_sd']:.1%}", file=out)
+    gap = summary["at_target"]
+    print(f"   at {gap['share_of_documents']:.0%} of fixed k=3's documents, adaptive minus fixed k=3 on the same seeds: "
+          f"tau {gap['tau_difference']:+.4f} ± {gap['tau_difference_se']:.4f}, P(exact) {gap['p_exact_difference']:+.3f} "
+          f"± {gap['p_exact_difference_se']:.3f} (mean ± standard error), answers saved {gap['answers_saved']:.1%}",
+          file=out)
     print(f"   at adaptive's own stop: documents saved {stop['documents_saved']:.1%} ± {stop['documents_saved_sd']:.1%}, "
           f"answers saved {stop['answers_saved']:.1%} ± {stop['answers_saved_sd']:.1%} (mean ± sd over seeds)", file=out)
     print(f"{'policy':44} {'documents':>10} {'answers':>9} {'P(exact)':>9} {'tau':>6}", file=out)

@@ -83,11 +83,12 @@ def test_author_two_pairs_reload_export_and_reimport(server, page, tmp_path):
     wait_until_true(page, "CSS.highlights.get('evidence') && CSS.highlights.get('evidence').size >= 2")
     # "Show" brings the evidence into view inside the document pane.
     page.locator("#pair-list > li").nth(1).get_by_role("button", name="Show").click()
-    inside = page.evaluate("""() => {
-        const h = CSS.highlights.get('evidence-focus'); const r = [...h][0].getBoundingClientRect();
+    # Polled: under load the scroll (and the click's handler) may land a few frames after the click returns.
+    wait_until_true(page, """(() => {
+        const h = CSS.highlights.get('evidence-focus'); if (!h || !h.size) return false;
+        const r = [...h][0].getBoundingClientRect();
         const b = document.getElementById('doc-body').getBoundingClientRect();
-        return r.height > 0 && r.top >= b.top && r.bottom <= b.bottom; }""")
-    assert inside
+        return r.height > 0 && r.top >= b.top && r.bottom <= b.bottom; })()""")
 
     with page.expect_download() as download_info:
         page.get_by_role("link", name="Export task file").click()
