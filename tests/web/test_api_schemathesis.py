@@ -43,6 +43,10 @@ def live_api(demo):
     thread.join(timeout=5)
 
 
+# One schemathesis worker: with two threads, CPython 3.11's AST constructor now and then raises a spurious
+# "SystemError: AST constructor recursion depth mismatch" inside Hypothesis (python/cpython#106905, a
+# recursion counter not restored on an error path, seen in threaded programs); it failed one CI run with
+# every request conforming.
 def schemathesis(base_url: str, token: str, folder: Path, phases: str) -> subprocess.Popen:
     st = shutil.which("st", path=str(Path(sys.executable).parent)) or "st"
     folder.mkdir(parents=True, exist_ok=True)
@@ -50,7 +54,7 @@ def schemathesis(base_url: str, token: str, folder: Path, phases: str) -> subpro
     config.write_text(CONFIG)
     return subprocess.Popen(
         [st, "--config-file", str(config), "run", f"{base_url}/api/v1/openapi.json", "--header", f"Authorization: Bearer {token}",
-         "--checks", CHECKS, "--max-examples", str(MAX_EXAMPLES), "--seed", "30", "--workers", "2",
+         "--checks", CHECKS, "--max-examples", str(MAX_EXAMPLES), "--seed", "30", "--workers", "1",
          "--phases", phases, "--request-timeout", "20", "--no-shrink", "--suppress-health-check", "all",
          "--report", "junit", "--report-dir", str(folder)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=folder)
