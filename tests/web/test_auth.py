@@ -183,14 +183,29 @@ def test_a_session_cookie_with_a_bare_user_id_is_refused(app):
         assert load_user(f"{user_id}.1") is None and load_user("x.0") is None and load_user(f"{2**64}.0") is None
 
 
-def test_a_wrong_password_takes_as_long_for_an_unknown_user_as_for_a_known_one(app):
-    """Usernames cannot be told apart by timing: both medians within 20% of each other."""
-    import statistics
+def test_a_wrong_password_takes_as_long_for_an_unknown_user_as_for_a_known_one(app, monkeypatch):
+    """Usernames cannot be told apart by timing: both paths check one password hash of the same method and
+    cost, and their fastest times are within 20% of each other.
+
+    The fastest of 15 interleaved attempts, not the median: on a loaded machine (CI runs two test
+    processes and browsers) a median carries the others' bursts, the minimum is the work itself."""
     import time
 
+    import app.models.users as users_model
+    import app.services.accounts as accounts
     from app.services.login_limits import LoginLimiter
     from tests.conftest import AuthActions
 
+    checked: list[str] = []
+
+    def recording(check):
+        def wrapper(pwhash, password):
+            checked.append(pwhash.split("$", 1)[0])  # method and cost, e.g. scrypt:32768:8:1
+            return check(pwhash, password)
+        return wrapper
+
+    monkeypatch.setattr(accounts, "check_password_hash", recording(accounts.check_password_hash))
+    monkeypatch.setattr(users_model, "check_password_hash", recording(users_model.check_password_hash))
     app.extensions["login_limiter"] = LoginLimiter(limit=1000, window_seconds=60)
     client = app.test_client()
     actions = AuthActions(client)
@@ -204,9 +219,10 @@ def test_a_wrong_password_takes_as_long_for_an_unknown_user_as_for_a_known_one(a
         assert response.status_code == 401
 
     attempt("researcher"), attempt("nobody-here")  # warm up (the dummy hash is made once)
+    assert len(checked) == 2 and checked[0] == checked[1], checked  # one check each, the same method and cost
     timings = {name: [] for name in timings}
-    for _ in range(9):
+    for _ in range(15):
         for name in timings:
             attempt(name)
-    known, unknown = (statistics.median(timings[name]) for name in ("researcher", "nobody-here"))
+    known, unknown = (min(timings[name]) for name in ("researcher", "nobody-here"))
     assert abs(known - unknown) / max(known, unknown) < 0.20, f"known {known * 1000:.0f} ms, unknown {unknown * 1000:.0f} ms"
