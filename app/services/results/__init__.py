@@ -7,6 +7,7 @@ from app.services.results.assemble import (
     full_results,
     length_instructed_systems,
     rater_agreement,
+    sampling_note,
 )
 from app.services.results.length_flags import (
     SystemFlag,
@@ -34,5 +35,5 @@ __all__ = [
     "AUTOMATIC_METRICS", "AnnotatorProgress", "CurrentScores", "LENGTH_KEY", "LENGTH_LABEL", "MetricColumn",
     "PROFILE_LABELS", "SystemFlag", "VIEWS", "VIEW_LABELS", "analyse", "columns_for", "current_scores",
     "disagreements", "full_results", "length_instructed_systems", "load_current_scores", "metric_columns",
-    "prompt_rows", "rater_agreement", "set_length_instruction_flags", "systems_with_flags",
+    "prompt_rows", "rater_agreement", "sampling_note", "set_length_instruction_flags", "systems_with_flags",
 ]

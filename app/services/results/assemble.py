@@ -87,6 +87,11 @@ def columns_for(study_id: int, profile: str, win_rates: WinRates | None = None) 
                                                                           lambda: load_win_rates(names))))
 
 
+def sampling_note(study: Study) -> str | None:
+    """What every analysis page of the study says about its sampling: the note for an adaptive study, else None."""
+    return SAMPLING_NOTE if study.adaptive else None
+
+
 def honest_records(study_id: int, records: list[dict]) -> tuple[list[dict], dict[str, Any] | None]:
     """The records an analysis may use, and what to say about them: all of a fixed study's; of an adaptive
     study's, those on the questions every system was scored on (see studies.allocation.SAMPLING_NOTE)."""

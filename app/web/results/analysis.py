@@ -11,9 +11,9 @@ from app.services.results import (
     columns_for,
     disagreements,
     rater_agreement,
+    sampling_note,
 )
 from app.services.results.metric_values import LENGTH_KEY
-from app.services.studies.allocation import SAMPLING_NOTE
 from app.services.results.question_view import question_view
 from app.web.results.blueprint import bp
 from app.web.results.figures import alpha_chart, correlation_charts
@@ -23,7 +23,7 @@ from app.web.security import staff_required
 
 def _common(study, view: str, profile: str) -> dict:
     return {"study": study, "view": view, "profile": profile, "view_labels": VIEW_LABELS, "profiles": PROFILES,
-            "profile_labels": PROFILE_LABELS, "sampling_note": SAMPLING_NOTE if study.adaptive else None}
+            "profile_labels": PROFILE_LABELS, "sampling_note": sampling_note(study)}
 
 
 @bp.get("/correlation")
