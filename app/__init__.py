@@ -41,10 +41,12 @@ def create_app(config: dict | None = None, *, web: bool = True) -> Flask:
         # through app.models), so one that touches no table, such as `summary`, starts without them.
         from app import models  # noqa: F401
     from app.services.data_versions import track_changes
+    from app.services.demo_scope import install as keep_demo_apart
     from app.services.jobs.queue import install_queue
     from app.services.jobs.registry import register_job_kinds
 
     track_changes()
+    keep_demo_apart()  # every read whose entry point chose a view (a page, the API, a command)
     # Every job kind, by import path: a worker imports a handler the first time it runs one.
     register_job_kinds(app, {
         "metrics": "app.services.metrics.job:run_metrics_job",

@@ -15,6 +15,7 @@ from flask import g, has_request_context
 
 from app.extensions import db
 from app.services.data_versions import current_versions
+from app.services.demo_scope import current as demo_side
 
 T = TypeVar("T")
 MAX_ENTRIES = 32
@@ -38,7 +39,7 @@ def current_fingerprint() -> tuple:
 
 def cached(key: Hashable, compute: Callable[[], T]) -> T:
     """Return the value computed for this key on the current data, computing it at most once per change."""
-    full_key = (current_fingerprint(), key)
+    full_key = (current_fingerprint(), demo_side(), key)  # the demo view and the real one never share an entry
     with _lock:
         if full_key in _entries:
             _entries.move_to_end(full_key)

@@ -11,8 +11,19 @@ COUNTED_TABLES = ("documents", "questions", "references", "systems", "prediction
 
 
 def counts() -> dict[str, int]:
-    """Return {"documents": n, "questions": n, …} for the summary command and /healthz."""
-    return {name: db.session.scalar(select(func.count()).select_from(table(name))) or 0 for name in COUNTED_TABLES}
+    """Return {"documents": n, "questions": n, …} of the side this session reads (the overview, `summary`).
+
+    While one side exists alone (or nothing keeps them apart, as in /healthz) the tables are counted as
+    they are; once real data sits beside the demo, through the models, so the demo's rows are left out.
+    """
+    from app.services.demo_scope import current
+
+    if current() is None:
+        return {name: db.session.scalar(select(func.count()).select_from(table(name))) or 0 for name in COUNTED_TABLES}
+    import app.models  # noqa: F401  (every mapped class, counted through the view)
+
+    models = {mapper.local_table.name: mapper.class_ for mapper in db.Model.registry.mappers}
+    return {name: db.session.scalar(select(func.count()).select_from(models[name])) or 0 for name in COUNTED_TABLES}
 
 
 def next_steps() -> list[dict]:

@@ -1,8 +1,9 @@
 """Which data a page shows: the real data, or the demo when a user asks for it (services.demo owns the rule).
 
-Every ORM query made while serving a request is scoped once real data exists, so no list, leaderboard,
-dropdown, chart or export puts a demo system, document or study beside real ones. The choice is kept
-in the signed session; staff are told once that the demo is still there and how to remove it.
+Every read made while serving a request is scoped once real data exists (services.demo_scope), so no
+list, leaderboard, dropdown, chart, count or export puts a demo system, document or study, or anything
+made of them, beside real ones. The choice is kept in the signed session; staff are told once that
+the demo is still there and how to remove it.
 """
 from __future__ import annotations
 
@@ -10,16 +11,12 @@ from flask import (
     Blueprint,
     Flask,
     flash,
-    g,
-    has_request_context,
     redirect,
     request,
     session,
     url_for,
 )
 from flask_login import current_user
-from sqlalchemy import event
-from sqlalchemy.orm import ORMExecuteState, Session
 
 from app.extensions import db
 from app.services import demo_scope as demo
@@ -35,31 +32,18 @@ def install(app: Flask) -> None:
     app.register_blueprint(bp)
     app.before_request(_choose_scope)
     app.context_processor(lambda: {"demo_view": _template_state()})
-    if not event.contains(Session, "do_orm_execute", _scope_statement):  # one listener, whatever the apps
-        event.listen(Session, "do_orm_execute", _scope_statement)
 
 
 def _choose_scope() -> None:
-    """None: no scoping (only the demo, or nothing, exists); True: the demo view; False: the real data."""
-    g.demo_scope = None
+    """The view of this request's reads: the demo when a staff member asked for it, else the real data
+    (the API has no session: always the real data). Nothing is kept apart while one side exists alone."""
     if request.endpoint in (None, "static", "home.healthz"):
         return
-    present = demo.data_present()
-    if not (present.real and present.demo):  # one side alone: nothing to keep apart, no demo to show
-        return
     api = request.blueprint == API_BLUEPRINT  # no session there: the real data, and no notice to flash
-    g.demo_scope = not api and bool(session.get(SESSION_KEY))
-    if not api and not g.demo_scope and request.method == "GET" and current_user.is_authenticated \
-            and current_user.is_staff:
+    demo.enter(demo.DEMO_VIEW if not api and session.get(SESSION_KEY) else demo.AUTO)
+    if not api and request.method == "GET" and current_user.is_authenticated and current_user.is_staff \
+            and demo.current() is False:
         _tell_once()
-
-
-def _scope_statement(state: ORMExecuteState) -> None:
-    if not has_request_context() or demo.is_lifted(state.execution_options, state.session.info):
-        return
-    scope = g.get("demo_scope")
-    if scope is not None and (state.is_select or state.is_relationship_load):
-        state.statement = state.statement.options(*demo.scope_options(scope))
 
 
 def _tell_once() -> None:
@@ -74,7 +58,7 @@ def _tell_once() -> None:
 
 
 def _template_state() -> dict:
-    scope = g.get("demo_scope")
+    scope = demo.current()
     return {"separated": scope is not None, "showing_demo": scope is True}
 
 

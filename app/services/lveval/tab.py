@@ -36,17 +36,21 @@ def lveval_tab(profile: str) -> LvevalTab:
 
 def lveval_json(profile: str) -> list[dict]:
     """Per system: result.json's numbers, the paper's averages per dataset and level, and the overall average."""
-    stmt = select(MetricAggregate.system_id, MetricAggregate.task, MetricAggregate.metric, MetricAggregate.value).where(
-        MetricAggregate.profile == profile, MetricAggregate.metric.in_((CELL_METRIC, AVERAGE_METRIC)))
+    # The name comes with each value (one read, one view of the data): a value never outlives its system's row.
+    stmt = (select(MetricAggregate.system_id, System.name, MetricAggregate.task, MetricAggregate.metric,
+                   MetricAggregate.value)
+            .join(System, System.id == MetricAggregate.system_id)
+            .where(MetricAggregate.profile == profile, MetricAggregate.metric.in_((CELL_METRIC, AVERAGE_METRIC))))
     cells: dict[int, dict[tuple[str, str], float]] = defaultdict(dict)
     averages: dict[int, dict[str, float]] = defaultdict(dict)
-    for system_id, task, metric, value in db.session.execute(stmt):
+    names: dict[int, str] = {}
+    for system_id, name, task, metric, value in db.session.execute(stmt):
+        names[system_id] = name
         if metric == CELL_METRIC:
             dataset, _, level = task.rpartition("_")
             cells[system_id][(dataset, level)] = value
         else:
             averages[system_id][task] = value
-    names = dict(db.session.execute(select(System.id, System.name).where(System.id.in_(list(cells)))).all())
     result = []
     for system_id in sorted(cells, key=lambda sid: names[sid].lower()):
         extra = averages[system_id]
