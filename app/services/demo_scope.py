@@ -9,7 +9,7 @@ every read of a page, the API or a command sees either the real data or, when a 
 
 The rule holds in every read, not only in lists of names: every table that hangs off a document, a
 system or a study (predictions, metric values and aggregates, questions, answers, scores, rounds,
-judgments, ratings, …) is found through its foreign keys (`_criteria`) and filtered with its owner, so
+judgments, ratings, …) is found through its foreign keys (`_links`) and filtered with its owner, so
 an aggregate, a count or a cell of the demo never reaches a real page. The entry points choose the
 view: the pages and the API per request (app/web/demo_view.py), the commands per command
 (app/cli/__init__.py); background jobs work on the ids they were given and see both sides.
@@ -54,42 +54,59 @@ def _marked() -> tuple[type, ...]:
 
 @cache
 def _options(demo: bool) -> tuple:
-    marked = [with_loader_criteria(model, model.is_demo.is_(demo), include_aliases=True) for model in _marked()]
-    derived = [with_loader_criteria(model, criterion, include_aliases=True)
-               for model, criterion in _criteria(other=not demo)]
-    return tuple(marked + derived)
+    marked_rule, derived_rule = _DEMO_RULES if demo else _REAL_RULES
+    return tuple([with_loader_criteria(model, marked_rule, include_aliases=True) for model in _marked()]
+                 + [with_loader_criteria(model, derived_rule, include_aliases=True) for model, _ in _links()])
 
 
-def _criteria(*, other: bool) -> list[tuple[type, object]]:
-    """(model, criterion) for every mapped class that reaches a document, a system or a study through its
-    foreign keys: its rows must not belong to the other side. Derived from the schema, so a new table is
-    kept apart the day it is added."""
-    roots = set(DATA_TABLES)
-    depths = _depths(roots)
-    marked = _marked()
+# Lambdas, so that an aliased entity (a query joining predictions twice) gets the rule on its own columns; two
+# of each, with no closure, because SQLAlchemy caches a lambda's SQL by its code (the two views never share it).
+_REAL_RULES = (lambda entity: entity.is_demo.is_(False), lambda entity: _outside(entity, other=True))
+_DEMO_RULES = (lambda entity: entity.is_demo.is_(True), lambda entity: _outside(entity, other=False))
+
+
+def _outside(entity, *, other: bool):
+    """None of the entity's foreign keys leads to a row of the other side (an empty key leads nowhere)."""
+    depths = _depths()
+    clauses = []
+    for key, nullable, target in _links_by_table()[entity.__tablename__]:
+        column = getattr(entity, key)
+        outside = column.not_in(_other_ids(target, other, depths))
+        clauses.append(or_(column.is_(None), outside) if nullable else outside)
+    return and_(*clauses)
+
+
+@cache
+def _links() -> tuple[tuple[type, tuple[tuple[str, bool, str], ...]], ...]:
+    """(model, ((attribute, nullable, target table), …)) for every mapped class that reaches a document, a
+    system or a study through its foreign keys: its rows must not belong to the other side. Derived from the
+    schema, so a new table is kept apart the day it is added."""
+    marked = _marked()  # imports every model first: the schema is whole before it is read
+    depths = _depths()
     found = []
     for mapper in db.Model.registry.mappers:
         table = mapper.local_table
-        if not isinstance(table, Table) or table.name in roots or table.name not in depths \
+        if not isinstance(table, Table) or table.name in DATA_TABLES or table.name not in depths \
                 or mapper.class_ in marked:
             continue
-        clauses = []
-        for fk in table.foreign_keys:
-            target = fk.column.table.name
-            if target not in depths or target == table.name:
-                continue
-            column = getattr(mapper.class_, mapper.get_property_by_column(fk.parent).key)
-            outside = column.not_in(_other_ids(target, other, depths))
-            clauses.append(or_(column.is_(None), outside) if fk.parent.nullable else outside)
-        if clauses:
-            found.append((mapper.class_, and_(*clauses)))
-    return found
+        links = tuple(sorted((mapper.get_property_by_column(fk.parent).key, bool(fk.parent.nullable), fk.column.table.name)
+                             for fk in table.foreign_keys
+                             if fk.column.table.name in depths and fk.column.table.name != table.name))
+        if links:
+            found.append((mapper.class_, links))
+    return tuple(found)
 
 
-def _depths(roots: set[str]) -> dict[str, int]:
+@cache
+def _links_by_table() -> dict[str, tuple[tuple[str, bool, str], ...]]:
+    return {model.__tablename__: links for model, links in _links()}
+
+
+@cache
+def _depths() -> dict[str, int]:
     """How many foreign-key steps each table is from a document, a system or a study (roots: 0)."""
     tables = db.metadata.tables
-    depths = {name: 0 for name in roots}
+    depths = {name: 0 for name in DATA_TABLES}
     changed = True
     while changed:
         changed = False
