@@ -74,6 +74,11 @@ def build_config(instance: Path, overrides: dict | None = None) -> dict:
             os.environ.get("LEVAL_LOGIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE", "100")),
         # Proxies whose X-Forwarded-For is believed: a number of hops, or addresses/networks (see app/web/proxies.py).
         "LEVAL_TRUSTED_PROXIES": os.environ.get("LEVAL_TRUSTED_PROXIES", ""),
+        # The server's connections (app/cli/connections.py): per server process, per client address, and how long
+        # a connection may wait for its request's headers, trickle a body or leave an answer unread.
+        "LEVAL_CONNECTION_LIMIT": int(os.environ.get("LEVAL_CONNECTION_LIMIT", "2000")),
+        "LEVAL_CONNECTIONS_PER_ADDRESS": int(os.environ.get("LEVAL_CONNECTIONS_PER_ADDRESS", "200")),
+        "LEVAL_CONNECTION_IDLE_SECONDS": float(os.environ.get("LEVAL_CONNECTION_IDLE_SECONDS", "30")),
         "LEVAL_HEALTH_PROBE_SECONDS": float(os.environ.get("LEVAL_HEALTH_PROBE_SECONDS", "2")),
         "LEVAL_HEALTH_INTEGRITY_SECONDS": float(os.environ.get("LEVAL_HEALTH_INTEGRITY_SECONDS", "60")),
         "LEVAL_DOWNLOAD_BASE": os.environ.get(

@@ -24,11 +24,13 @@ RESTART_PAUSE_SECONDS = 1.0
 
 def listening_socket(host: str, port: int) -> socket.socket:
     """Bind and listen once, in the parent; children inherit the descriptor."""
+    from app.cli.wsgi import BACKLOG
+
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
-    sock.listen(1024)
+    sock.listen(BACKLOG)
     sock.set_inheritable(True)
     return sock
 

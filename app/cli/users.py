@@ -43,19 +43,18 @@ def create_user_command(name: str, role: str, password_stdin: bool) -> None:
 @click.argument("name")
 @click.option("--activate", is_flag=True, help="Also reactivate the account if it was deactivated.")
 def reset_password_command(name: str, activate: bool) -> None:
-    """Give an account a new one-time password and end its sessions."""
+    """Give an account a new one-time password and end its sessions and API tokens."""
     upgrade_database()
     user = find_user(name)
     if user is None:
         raise click.ClickException(f"no account named '{name}' (see: python run.py users)")
     if activate:
         user.active = True
-    # The account service owns the rule: a new password raises the session version, so every
-    # browser signed in as this account is signed out.
+    # The account service owns the rule: a reset ends every session of the account and revokes its API tokens.
     password = reset_password(user)
     click.echo(f"New password for {user.role} '{user.username}': {password}")
-    click.echo("It is shown only this once; every session of this account has ended. After signing in,")
-    click.echo("change it on the account page: the name at the top right → Change your password.")
+    click.echo("It is shown only this once; every session of this account has ended and its API tokens are revoked.")
+    click.echo("After signing in, change it on the account page: the name at the top right → Change your password.")
     if not user.active:
         click.echo("The account is deactivated: add --activate to let it sign in.", err=True)
 

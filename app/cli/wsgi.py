@@ -14,19 +14,34 @@ let go (`write_soon`), and the end of every request wakes the loop anyway (waitr
 
 A response's header also leaves with the start of its body, in one send() instead of two: on
 loopback each send costs the sender the receiver's whole network path and wake-up.
+
+Connections are held to app/cli/connections.py's rules (a cap per client address, closing idle and
+trickling ones); build_server is the one place that turns the server's settings into waitress's.
 """
 from __future__ import annotations
 
 import logging
 import socket
+from functools import partial
 
 from flask import Flask
 from waitress.channel import HTTPChannel
 from waitress.server import BaseWSGIServer, create_server
 from waitress.task import WSGITask
 
+from app.cli.connections import (
+    CHECK_SECONDS,
+    ConnectionRules,
+    GuardedChannel,
+    accept_waiting,
+    close_overdue,
+    raise_open_file_limit,
+    usable_limit,
+)
+
 IDENT = "leval-studio"
 JOIN_BODY_BYTES = 64 * 1024  # larger bodies are sent after their header rather than copied behind it
+BACKLOG = 1024  # connections the kernel queues before the server accepts them (also --processes' socket)
 
 
 class _HeldWrites:
@@ -58,8 +73,9 @@ class OneSendTask(WSGITask):
         channel.write_soon(b"".join(held.parts))
 
 
-class SenderAwareChannel(HTTPChannel):
-    """A connection that does not ask the main loop to write while its request thread is sending."""
+class SenderAwareChannel(GuardedChannel):
+    """A connection that does not ask the main loop to write while its request thread is sending (and that
+    keeps the connection rules: GuardedChannel)."""
 
     task_class = OneSendTask
 
@@ -80,18 +96,28 @@ class SenderAwareChannel(HTTPChannel):
 
 
 def build_server(app: Flask, *, threads: int, host: str | None = None, port: int | None = None,
-                 sockets: list[socket.socket] | None = None):
-    """A waitress server on host:port or on already-listening sockets, with SenderAwareChannel connections."""
+                 sockets: list[socket.socket] | None = None, rules: ConnectionRules | None = None):
+    """A waitress server on host:port or on already-listening sockets, with SenderAwareChannel connections.
+
+    With `rules` (serve_wsgi passes the app's), connections follow them; without, waitress's own limits apply.
+    """
     where = {"sockets": sockets} if sockets else {"host": host, "port": port}
+    settings = {"backlog": BACKLOG, "asyncore_use_poll": True}
+    if rules is not None:
+        settings.update(connection_limit=usable_limit(rules, raise_open_file_limit()), cleanup_interval=CHECK_SECONDS)
     channels: dict = {}
-    server = create_server(app, map=channels, threads=threads, ident=IDENT, **where)
+    server = create_server(app, map=channels, threads=threads, ident=IDENT, **settings, **where)
     for listener in list(channels.values()):
         if isinstance(listener, BaseWSGIServer):
             listener.channel_class = SenderAwareChannel
+            if rules is not None:
+                listener.connection_rules = rules
+                listener.maintenance = partial(close_overdue, listener)  # in place of waitress's idle rule
+                listener.handle_accept = partial(accept_waiting, listener, listener.handle_accept)
     return server
 
 
 def serve_wsgi(app: Flask, **where) -> None:
     """Serve until interrupted (`where` as for build_server); waitress's warnings reach stderr, as with its own serve()."""
     logging.basicConfig()
-    build_server(app, **where).run()
+    build_server(app, rules=ConnectionRules.from_config(app.config), **where).run()

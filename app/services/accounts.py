@@ -149,15 +149,18 @@ def set_active(user: User, active: bool, *, by: User) -> None:
 
 
 def reset_password(user: User) -> str:
-    """Give the account a new random password and return it (it is shown once, never stored)."""
+    """Give the account a new random password and return it (it is shown once, never stored).
+
+    A reset is how a lab takes back a stolen account: its sessions and its API tokens end with it.
+    """
     password = generate_password()
-    user.set_password(password)
-    db.session.commit()
+    _replace_password(user, password, end_tokens=True)
     return password
 
 
-def change_password(user: User, current: str, new: str) -> None:
-    """The account's owner changes its password, proving the current one; every session of it ends.
+def change_password(user: User, current: str, new: str, *, end_tokens: bool = True) -> int:
+    """The account's owner changes its password, proving the current one; every session of it ends, and unless
+    `end_tokens` is False (the owner keeps their scripts running) every API token too. Returns the tokens revoked.
 
     Raises AccountError when the current password is wrong or the new one breaks the rule. The
     caller keeps the owner's own browser signed in (web.sessions.renew) and counts the attempt as
@@ -168,8 +171,17 @@ def change_password(user: User, current: str, new: str) -> None:
     check_new_password(new)
     if new == current:
         raise AccountError("The new password is the one you have now; choose another.")
-    user.set_password(new)
+    return _replace_password(user, new, end_tokens=end_tokens)
+
+
+def _replace_password(user: User, password: str, *, end_tokens: bool) -> int:
+    """The one way an existing account's password is replaced: every session ends (User.set_password raises the
+    session version) and, with `end_tokens`, every API token is revoked, in one transaction. Returns the tokens
+    revoked."""
+    user.set_password(password)
+    revoked = revoke_all(user.id) if end_tokens else 0
     db.session.commit()
+    return revoked
 
 
 def ids_of_usernames(names: list[str]) -> list[int]:

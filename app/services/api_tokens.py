@@ -4,7 +4,8 @@ A token is `lvs_` and 32 random bytes (URL-safe base64). Only its SHA-256 is sto
 secret of that length needs no slow hash, and a hash lets a request find its token in one lookup.
 A token acts as its account, with the account's current role and never more; a `read` token
 changes nothing. It stops working when it is revoked or expires, or when the account is
-deactivated or signs out everywhere (both revoke every token of the account: services/accounts.py).
+deactivated, signs out everywhere or has its password reset, or changed by its owner unless they keep
+their tokens (each revokes every token of the account: services/accounts.py; docs/api.md lists them).
 """
 from __future__ import annotations
 
@@ -66,6 +67,11 @@ def list_tokens(user: User | None = None) -> list[ApiToken]:
     if user is not None:
         query = query.where(ApiToken.user_id == user.id)
     return list(db.session.scalars(query))
+
+
+def count_active(user: User) -> int:
+    """How many of the account's tokens still work."""
+    return sum(token_state(token) == "active" for token in list_tokens(user))
 
 
 def token_state(token: ApiToken) -> str:

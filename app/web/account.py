@@ -18,7 +18,7 @@ from flask import (
 )
 from flask_login import current_user
 from flask_wtf import FlaskForm
-from wtforms import PasswordField
+from wtforms import BooleanField, PasswordField
 from wtforms.validators import DataRequired, EqualTo, Length
 
 from app.services.accounts import (
@@ -27,6 +27,7 @@ from app.services.accounts import (
     change_password,
     sign_out_everywhere,
 )
+from app.services.api_tokens import count_active
 from app.services.login_limits import address_key, user_key
 from app.web.sessions import renew_session
 
@@ -39,11 +40,15 @@ class PasswordForm(FlaskForm):
     new_password = PasswordField("New password", validators=[DataRequired("Type a new password."), Length(max=200)])
     new_password_again = PasswordField("New password again", validators=[
         EqualTo("new_password", message="The two new passwords differ; type the same one twice.")])
+    # Ticked on the page: a password is most often changed because someone else may know it, and a token
+    # they made would outlive the change. A browser leaves an unticked box out, which reads as False.
+    end_tokens = BooleanField("Also end my API tokens")
 
 
 def _page(status: int = 200):
     """The account page (a refused form is shown again empty: passwords are never written back into a page)."""
-    return render_template("account/index.html", min_password=MIN_PASSWORD), status
+    return render_template("account/index.html", min_password=MIN_PASSWORD,
+                           active_tokens=count_active(current_user)), status
 
 
 @bp.get("/")
@@ -53,7 +58,8 @@ def index():
 
 @bp.post("/password")
 def password():
-    """Change your own password: the current one proves it is you; every other session of yours ends."""
+    """Change your own password: the current one proves it is you; every other session of yours ends, and every
+    API token unless you untick the box."""
     form = PasswordForm()
     if not form.validate():
         for errors in form.errors.values():
@@ -71,15 +77,24 @@ def password():
         response.headers["Retry-After"] = str(math.ceil(wait))
         return response
     try:
-        change_password(user, form.current_password.data, form.new_password.data)
+        revoked = change_password(user, form.current_password.data, form.new_password.data,
+                                  end_tokens=form.end_tokens.data)
     except AccountError as exc:
         flash(str(exc), "error")
         return _page(400)
     limiter.succeeded(address, name)
     renew_session(user)
-    flash("Your password is changed. You stay signed in here; every other browser signed in as you is signed out.",
-          "success")
+    flash("Your password is changed. You stay signed in here; every other browser signed in as you is signed out"
+          + _tokens_note(revoked, kept=not form.end_tokens.data), "success")
     return redirect(url_for("account.index"))
+
+
+def _tokens_note(revoked: int, *, kept: bool) -> str:
+    if kept:
+        return ". Your API tokens keep working."
+    if revoked:
+        return f", and your {revoked} API token{' is' if revoked == 1 else 's are'} revoked."
+    return "."
 
 
 @bp.post("/sessions")

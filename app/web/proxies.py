@@ -44,6 +44,17 @@ def parse_trusted_proxies(value: str | int | None) -> int | Networks:
     return tuple(networks)
 
 
+def peer_is_proxy(trusted: int | Networks, address: str) -> bool:
+    """Whether a connection from `address` is a trusted proxy's (given a number of hops, every connection is)."""
+    if isinstance(trusted, int):
+        return trusted > 0
+    try:
+        ip = ip_address(address.strip().strip("[]"))
+    except ValueError:
+        return False
+    return any(ip in network for network in trusted)
+
+
 class TrustedProxies:
     """WSGI middleware: ProxyFix with as many X-Forwarded-For hops as this request's listed proxies vouch for."""
 
@@ -53,11 +64,7 @@ class TrustedProxies:
         self._fixes: dict[int, ProxyFix] = {}
 
     def trusted(self, address: str) -> bool:
-        try:
-            ip = ip_address(address.strip().strip("[]"))
-        except ValueError:
-            return False
-        return any(ip in network for network in self.networks)
+        return peer_is_proxy(self.networks, address)
 
     def __call__(self, environ, start_response):
         hops = [hop.strip() for hop in environ.get("HTTP_X_FORWARDED_FOR", "").split(",") if hop.strip()]

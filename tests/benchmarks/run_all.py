@@ -30,6 +30,7 @@ BENCHMARKS = {
     "uploads": ("bench_upload_memory",),
     "quotes": ("bench_quotes",),
     "allocation": ("bench_allocation",),
+    "connections": ("bench_connections",),
 }
 
 

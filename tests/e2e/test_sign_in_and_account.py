@@ -201,6 +201,15 @@ def test_the_account_page_changes_the_password_and_signs_out_the_other_browsers(
     expect(page.get_by_role("alert")).to_have_text("Your current password is not right; nothing was changed.")
     assert is_signed_in(elsewhere, server.url)
 
+    # Ending the API tokens is offered ticked, with what it does, between the passwords and the button.
+    end_tokens = page.get_by_label("Also end my API tokens")
+    expect(end_tokens).to_be_checked()
+    expect(end_tokens).to_have_accessible_description(re.compile(r"no active API token now\. Leave this ticked if "
+                                                                 r"someone else may know your password"))
+    boxes = [page.get_by_label(name, exact=True).bounding_box() for name in ("New password again",
+                                                                             "Also end my API tokens")]
+    button = page.get_by_role("button", name="Change password").bounding_box()
+    assert boxes[0]["y"] < boxes[1]["y"] < button["y"], (boxes, button)
     page.get_by_label("Current password").fill(password)
     page.get_by_label("New password", exact=True).fill("lou-second-pass-2")
     page.get_by_label("New password again").fill("lou-second-pass-2")

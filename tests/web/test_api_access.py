@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import pytest
 from openapi_spec_validator import validate
-from sqlalchemy import func, select
-from werkzeug.routing import IntegerConverter
+from sqlalchemy import select
 
 from app import create_app
 from app.extensions import db
@@ -17,20 +16,7 @@ from app.services.accounts import set_active
 from app.services.metrics import submit_metrics_job
 from app.services.studies import setup
 from tests.conftest import PASSWORDS, AuthActions
-from tests.support.api import bearer, make_token
-
-
-def api_rules(app):
-    for rule in sorted(app.url_map.iter_rules(), key=lambda r: r.rule):
-        if rule.endpoint.startswith("api."):
-            for method in sorted(rule.methods - {"HEAD", "OPTIONS"}):
-                yield rule, method
-
-
-def table_counts(app) -> dict[str, int]:
-    with app.app_context():
-        return {table.name: db.session.scalar(select(func.count()).select_from(table))
-                for table in db.metadata.sorted_tables if table.name not in ("api_tokens", "login_attempts", "data_versions")}
+from tests.support.api import api_rules, bearer, make_token, table_counts, url_of
 
 
 @pytest.fixture
@@ -44,12 +30,6 @@ def world(demo):
             study = setup.create_study(setup.StudySpec(name="walk"))
         values = {"job_id": job.id, "name": study.name}
     return demo, values
-
-
-def url_of(rule, values) -> str:
-    filled = {name: values.get(name, 1 if isinstance(rule._converters[name], IntegerConverter) else "x")
-              for name in rule.arguments}
-    return rule.build(filled, append_unknown=False)[1]
 
 
 def call(client, method, url, secret=None):

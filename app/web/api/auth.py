@@ -5,7 +5,8 @@ a missing, malformed, unknown, revoked or expired token is 401; a presented toke
 counted per client address by the sign-in limiter (services/login_limits.py), so guessing is throttled like passwords
 (429 with Retry-After once the address is over its limit). A good token makes its account the
 request's user (Flask-Login's current_user), so every shared helper sees the token's account.
-`access` then checks the account's role and, for writes, the token's scope.
+`access` then checks the account's role and, for writes, the token's scope, and last the media type of the
+body a view takes (415 for another: api.spec), before the view validates it.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from flask import current_app, g, jsonify, request
 from app.models.users import STAFF_ROLES
 from app.services.api_tokens import authenticate_token
 from app.services.login_limits import address_key
+from app.web.api.spec import body_media_type, refuse_other_media_types
 from app.web.extensions import login_manager
 
 
@@ -54,9 +56,12 @@ def authenticate():
 
 
 def access(*, write: bool, roles: tuple[str, ...] | None = STAFF_ROLES):
-    """Allow the view to tokens whose account has one of `roles` (None: any account), and, for a write, scope write."""
+    """Allow the view to tokens whose account has one of `roles` (None: any account), and, for a write, scope write;
+    then refuse a body of another media type than the view takes."""
 
     def decorator(view):
+        media_type = body_media_type(view)
+
         @wraps(view)
         def wrapper(*args, **kwargs):
             token = g.api_token
@@ -64,6 +69,8 @@ def access(*, write: bool, roles: tuple[str, ...] | None = STAFF_ROLES):
                 return _error(403, f"a {token.user.role} account may not use this endpoint")
             if write and token.scope != "write":
                 return _error(403, "this token is read-only: make a token with scope 'write' to change anything")
+            if media_type:
+                refuse_other_media_types(media_type)
             return view(*args, **kwargs)
 
         wrapper.required_roles = roles or ("admin", "researcher", "annotator")

@@ -35,10 +35,7 @@ from app.web.security import may_read_call_details
                                                HTTP_422=ErrorBody), tags=["predictions"])
 def upload_predictions():
     """Upload predictions: all files or none, then their metrics are queued."""
-    form = request.context.form
-    if form is None:  # spectree reads a form only from a form body
-        return ErrorBody(error="the request is not valid", status=422, errors=[
-            {"field": "file", "message": "send the file as multipart/form-data, in a part named 'file'"}]), 422
+    form: UploadForm = request.context.form
     try:
         done = upload_all_or_nothing([(form.file.filename, form.file.stream)], user_id=caller().id,
                                      system_override=form.system)

@@ -26,8 +26,7 @@ from app.web.api.schemas import (
 from app.web.api.spec import responses, spec
 
 RUN_RESPONSES = {"HTTP_200": RunOut, "HTTP_201": RunOut, "HTTP_404": ErrorBody, "HTTP_409": ErrorBody,
-                 "HTTP_415": ErrorBody, "HTTP_422": ErrorBody}
-NOT_JSON = ErrorBody(error="send the run as JSON (Content-Type: application/json)", status=415)
+                 "HTTP_422": ErrorBody}
 
 
 def _duplicate(exc: DuplicateJob):
@@ -44,9 +43,7 @@ def _refused(exc: Exception):
 @spec.validate(json=JudgeRunIn, resp=responses(**RUN_RESPONSES), tags=["runs"])
 def judge_run():
     """A pairwise judge run of a system against a baseline (Judge page), or its dry-run estimate."""
-    body: JudgeRunIn | None = request.context.json
-    if body is None:
-        return NOT_JSON, 415
+    body: JudgeRunIn = request.context.json
     try:
         run = RunSpec(system=body.system, baseline=body.baseline,
                       judge_model=(body.judge_model or load_settings().model or "").strip(),
@@ -68,9 +65,7 @@ def judge_run():
 @spec.validate(json=RaterRunIn, resp=responses(**RUN_RESPONSES), tags=["runs"])
 def rater_run():
     """A pointwise rater run over a study's answers (Judge → Rater page), or its dry-run estimate."""
-    body: RaterRunIn | None = request.context.json
-    if body is None:
-        return NOT_JSON, 415
+    body: RaterRunIn = request.context.json
     study = find_study(body.study) or abort(404, description=f"no study {body.study!r}")
     run = RaterSpec(study.id, (body.rater_model or load_settings().model or "").strip(),
                     body.prompt_id or current_rater_prompt(body.profile).id, body.temperature, body.profile,
@@ -91,9 +86,7 @@ def rater_run():
 @spec.validate(json=GenerationRunIn, resp=responses(**RUN_RESPONSES), tags=["runs"])
 def generation_run():
     """A generation run on an admin's named endpoint (Generate page), or its dry-run estimate."""
-    body: GenerationRunIn | None = request.context.json
-    if body is None:
-        return NOT_JSON, 415
+    body: GenerationRunIn = request.context.json
     options = body.model_dump(exclude={"dry_run", "endpoint", "model", "system_name"})
     try:
         run_spec = spec_for_endpoint(body.endpoint, model=body.model, system_name=body.system_name, **options)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-from flask import jsonify
+from flask import abort, jsonify, request
 from spectree import Response, SecurityScheme, SpecTree
 from spectree.models import SecureType, SecuritySchemeData
 
@@ -19,6 +19,7 @@ from app.web.api.schemas import ErrorBody, FieldError
 
 # Every answer may be one of these errors (JSON {"error", "status", …}).
 COMMON_ERRORS = ("HTTP_400", "HTTP_401", "HTTP_403", "HTTP_429", "HTTP_503")
+JSON_BODY, FORM_BODY = "application/json", "multipart/form-data"
 
 
 def _validation_failed(req, resp, error, instance, model_adapter) -> None:
@@ -55,6 +56,33 @@ def responses(**codes) -> Response:
     return Response(**codes)
 
 
+def body_media_type(view) -> str | None:
+    """The media type of the body the view takes, as its spectree models declare it (None: it takes no body).
+
+    Such a view answers 415 to a body of another type (refuse_other_media_types), so its documented answers
+    gain the 415 here.
+    """
+    metadata = spec.get_function_metadata(view)
+    media_type = metadata and (JSON_BODY if metadata.json else FORM_BODY if metadata.form else None)
+    if media_type and metadata.resp is not None:
+        metadata.resp.add_model(415, ErrorBody, replace=False)
+    return media_type
+
+
+def refuse_other_media_types(media_type: str) -> None:
+    """Answer 415 unless the request's body is of `media_type`.
+
+    spectree alone would read a JSON body sent as text/plain (or with no Content-Type) as an empty object
+    and answer 422 for its missing fields, or run a view whose fields all have defaults.
+    """
+    sent = request.mimetype
+    if request.is_json if media_type == JSON_BODY else sent == media_type:
+        return
+    kind = "JSON" if media_type == JSON_BODY else "a multipart form"
+    abort(415, description=f"this endpoint takes {kind}: send the body with Content-Type: {media_type} "
+                           f"(it came {f'as {sent}' if sent else 'without a Content-Type'})")
+
+
 def document() -> dict:
     """The OpenAPI document of the API routes (spectree walks the app's url_map)."""
     return spec.spec
@@ -62,10 +90,3 @@ def document() -> dict:
 
 def openapi():
     return jsonify(document())
-
-
-def register(bp) -> None:
-    from app.web.api.auth import access
-
-    bp.add_url_rule("/openapi.json", "openapi", access(write=False, roles=None)(openapi), methods=["GET"])
-

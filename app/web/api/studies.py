@@ -61,13 +61,11 @@ def studies():
 
 @bp.post("/studies")
 @access(write=True)
-@spec.validate(json=StudyCreate, resp=responses(HTTP_201=StudyDetail, HTTP_409=ErrorBody, HTTP_415=ErrorBody,
-                                               HTTP_422=ErrorBody), tags=["studies"])
+@spec.validate(json=StudyCreate, resp=responses(HTTP_201=StudyDetail, HTTP_409=ErrorBody, HTTP_422=ErrorBody),
+               tags=["studies"])
 def create_study():
     """Create a study as a draft, as the New study form does."""
-    body: StudyCreate | None = request.context.json
-    if body is None:  # spectree reads a JSON model only from a JSON body
-        return ErrorBody(error="send the study as JSON (Content-Type: application/json)", status=415), 415
+    body: StudyCreate = request.context.json
     try:
         annotators = None if body.annotators is None else ids_of_usernames(body.annotators)
         if annotators == []:
