@@ -161,7 +161,7 @@ def check_a_rerun_makes_no_call(app, stub, study_id, job, _estimate):
 
 
 def test_a_server_refusing_the_schema_gets_the_text_format_and_a_reply_without_a_rating_is_retried_on_resume(
-        demo, stub, workers, monkeypatch):
+        demo, stub, workers, client, auth, monkeypatch):
     monkeypatch.setenv("LEVAL_TOKENIZER", "estimate")
     stub.refuse_response_format = True
     replies = iter(["QUOTE supports: not a rating at all"] + ["[[4]]"] * 1000)
@@ -183,6 +183,13 @@ def test_a_server_refusing_the_schema_gets_the_text_format_and_a_reply_without_a
                            timeout=60)
     # The resume asks again for the one rating that had none, and for nothing else.
     assert resumed.status == "done" and sum(r.status == 200 for r in stub.requests) == answered + 1
+    # The run records every refusal, over both attempts, and its page says the text format was read instead.
+    refusals = sum(r.status == 400 for r in stub.requests)
+    assert failed.result["schema_refused"] == answered and resumed.result["schema_refused"] == refusals
+    auth.login("researcher")
+    page = client.get(f"/judge/rater/runs/{job_id}").get_data(as_text=True)
+    assert (f"refused <code>response_format</code> (the JSON schema) on {refusals} calls (HTTP 400)" in page
+            and "read in the text format" in page)
 
 
 def test_a_document_never_follows_a_redirect_to_another_host(demo, stub, workers, monkeypatch):
