@@ -47,7 +47,7 @@ OCCURRENCES_PER_ANCHOR = 40  # a word more frequent than this is no anchor worth
 CANDIDATES = 6  # candidate places measured with rapidfuzz per unsupported quote
 BUCKET_WORDS = 4  # candidate starts this close together are one candidate
 SLACK_WORDS = 4  # words around a candidate passage, so a shifted or longer passage still fits
-REFIT_MARGIN = 3  # units kept either side of the best fit, for units the quote dropped
+REFIT_MARGIN = 3  # a passage starts this near where the quote fits best, and is this much longer or shorter
 SCAN_OCCURRENCES = 200  # a phrase whose rarest word is this common is searched as text instead
 CLOSE_ENOUGH = 50.0  # partial_ratio (of units) below this, less than half shared: no passage resembles the quote
 SMALL_CHANGE = 0.5  # a change of at most half a minimum quote (2 words, 3 Han characters) is named, not a stitch
@@ -339,10 +339,10 @@ class DocumentIndex:
                            min(len(window), fit.dest_start + REFIT_MARGIN)):
                 for b in range(a + max(1, n - REFIT_MARGIN), min(len(window), a + n + REFIT_MARGIN) + 1):
                     cutoff = None if best is None else best[0]
-                    fit = (Levenshtein.distance(words, window[a:b], score_cutoff=cutoff), abs(b - a - n),
-                           first + a, first + b)
-                    if best is None or fit < best:
-                        best = fit
+                    stretch = (Levenshtein.distance(words, window[a:b], score_cutoff=cutoff), abs(b - a - n),
+                               first + a, first + b)
+                    if best is None or stretch < best:
+                        best = stretch
         if best is None:
             return None
         _, _, first, stop = best

@@ -112,8 +112,8 @@ def chinese_rows(quick: bool = False) -> list[dict]:
     indexes = [DocumentIndex(text) for text in documents]
     statuses = [(item, indexes[item.document].verify(item.quote).status) for item in planted]
     elapsed_ms = (time.perf_counter() - started) * 1000
-    counts = {kind: {s: sum(1 for i, got in statuses if i.kind == kind and got == s) for s in (EXACT, CLOSE, UNSUPPORTED)}
-              for kind in GENUINE + ALTERED}
+    counts = {kind: {s: sum(1 for i, got in statuses if i.kind == kind and got == s)
+                     for s in (EXACT, CLOSE, UNSUPPORTED)} for kind in GENUINE + ALTERED}
     for kind, got in counts.items():
         print(f"  {kind:<36} exact {got[EXACT]:>4}  close {got[CLOSE]:>4}  unsupported {got[UNSUPPORTED]:>4}")
     copies = [(i, got) for i, got in statuses if i.kind.startswith("copy")]

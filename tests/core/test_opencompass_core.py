@@ -90,7 +90,8 @@ def test_every_lveval_gold_shape_of_opencompass_loaders():
     assert lveval_gold("cmrc_mixup", ["答案"]) == type(gold)((["答案"],))
     assert lveval_gold("dureader_mixup", None).answers == ([], "")
     assert lveval_gold("factrecall_en", "Orrin Vale").answers == ("Orrin Vale",)
-    for bad, said in ((None, "is missing"), ("An answer", "is a string"), ([], "is empty"), (["a", 3], "ends with int")):
+    for bad, said in ((None, "is missing"), ("An answer", "is a string"), ([], "is empty"),
+                      (["a", 3], "ends with int")):
         try:
             lveval_gold("hotpotwikiqa_mixup", bad)
         except ValueError as exc:

@@ -71,8 +71,8 @@ def markup_server(tmp_path, monkeypatch):
     one_study(instance)
     with StubOpenAIServer(policy=markup_reply) as stub:
         judge_from_the_command_line(instance, stub.base_url, monkeypatch)
-        server = start_server(instance, {"OPENAI_BASE_URL": stub.base_url, "OPENAI_API_KEY": "sk-markup-test-0123456789",
-                                         "LEVAL_TOKENIZER": "estimate"})
+        server = start_server(instance, {"OPENAI_BASE_URL": stub.base_url, "LEVAL_TOKENIZER": "estimate",
+                                         "OPENAI_API_KEY": "sk-markup-test-0123456789"})
         try:
             yield server
         finally:
@@ -86,8 +86,10 @@ def assert_shown_literally(page, *texts: str) -> None:
         handlers: document.querySelectorAll('[onerror],[onload]').length,
         images: document.querySelectorAll('img[src="x"]').length,
         svgs: document.querySelectorAll('svg[onload], main svg').length,
-        scripts: [...document.scripts].filter(s => s.type !== 'application/json' && s.textContent.includes('__pwned')).length,
-        json: [...document.querySelectorAll('script[type="application/json"]')].filter(s => s.textContent.includes('<')).length,
+        scripts: [...document.scripts].filter(s => s.type !== 'application/json'
+                                              && s.textContent.includes('__pwned')).length,
+        json: [...document.querySelectorAll('script[type="application/json"]')]
+            .filter(s => s.textContent.includes('<')).length,
     })""")
     assert injected == {"handlers": 0, "images": 0, "svgs": 0, "scripts": 0, "json": 0}, (page.url, injected)
     shown = page.evaluate("document.title + ' ' + document.body.textContent")

@@ -44,7 +44,8 @@ PROMPTS = {
                               "\n\n文章：{context}\n\n请基于上面的文章回答下面的问题，问题和答案只与其中一篇文章有关。只需要直接给出问题的"
                               "答案，不要输出其他任何解释和证据。\n\n问题：{input}\n回答："),
     "factrecall_en": ("Please answer the following questions based on the given article.\n\nArticle: {context}\n\n"
-                      "Please answer the following questions based on the above article.\n\nQuestion: {input}\nAnswer:"),
+                      "Please answer the following questions based on the above article.\n\nQuestion: {input}\n"
+                      "Answer:"),
     "factrecall_zh": "请基于给定的文章回答下述问题。\n\n文章：{context}\n\n现在请基于上述文章回答下面的问题。\n\n问题：{input}\n回答：",
     "cmrc_mixup": _ZH_MIXUP.replace("{now}", "现在请"),
     "lic_mixup": _ZH_MIXUP.replace("{now}", "请现在"),

@@ -233,7 +233,8 @@ def chinese_quote_set(seed: int = 36, documents: int = 25) -> tuple[list[str], l
         while made < count:
             d = rng.randrange(len(docs))
             doc = docs[d]
-            span = _span(doc, rng, across=kind in ("copy: across a paragraph break", "spacing: paragraph break removed"))
+            across = kind in ("copy: across a paragraph break", "spacing: paragraph break removed")
+            span = _span(doc, rng, across=across)
             if span is None:
                 continue
             passage = doc[span[0]:span[1]]

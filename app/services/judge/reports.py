@@ -154,7 +154,8 @@ def run_report(spec: RunSpec, *, bootstrap_iterations: int = 1000, leave_out_fla
     """Pair the spec's systems now and gather every stored judgment of those pairs.
 
     Under the evidence profile the report holds the quote report too, and `leave_out_flagged` drops the
-    flagged judgments (quotes all unsupported, or one under the minimum) from every number (they count as neither judged nor pending).
+    flagged judgments (quotes all unsupported, or one under the minimum) from every number (they count as
+    neither judged nor pending).
     """
     prompt = db.session.get(JudgePrompt, spec.prompt_id)
     if prompt is None:
