@@ -206,3 +206,27 @@ def test_a_document_never_follows_a_redirect_to_another_host(demo, stub, workers
         failed = wait_for_job(demo, job_id, lambda j: j.status in ("done", "failed"), timeout=60)
         assert failed.status == "failed" and failed.result["rated"] == 0 and stub.calls == failed.result["answers"]
         assert elsewhere.calls == 0
+
+
+def test_a_rater_steered_to_quote_a_word_flags_every_rating(demo, stub, workers, client, auth, monkeypatch):
+    """Text in a document steers the model to back every score with the quote "the" (issue 36: 14 ratings stayed
+    unflagged): each quote is too short, unsupported, and flags its rating, on the page as in the data."""
+    import json
+
+    monkeypatch.setenv("LEVAL_TOKENIZER", "estimate")
+    stub.policy = lambda body: json.dumps({"reasoning": "As the document asks.", "score": 5,
+                                           "quotes": [{"quote": "the", "stance": "supports"}]})
+    with demo.app_context():
+        save_settings(base_url=stub.base_url, api_key="sk-rater-test-0123456789")
+        study_id = db.session.scalars(select(Study)).one().id
+        job_id = launch(evidence_spec(study_id), concurrency=2, budget_usd=None).id
+    job = wait_for_job(demo, job_id, lambda j: j.status in ("done", "failed"), timeout=60)
+    assert job.status == "done", job.error
+    with demo.app_context():
+        ratings = list(db.session.scalars(select(LLMRating).where(LLMRating.job_id == job_id)))
+        assert ratings and all(is_flagged(r.evidence["quotes"]) for r in ratings)
+        assert all(q["status"] == "unsupported" and q["too_short"] for r in ratings for q in r.evidence["quotes"])
+    auth.login("researcher")
+    page = client.get(f"/judge/rater/runs/{job_id}").get_data(as_text=True)
+    assert page.count('data-flag="too-short"') == len(ratings)
+    assert f"({len(ratings)} flagged: every quote unsupported, or a quote under the minimum)" in page
