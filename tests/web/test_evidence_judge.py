@@ -63,7 +63,7 @@ def test_an_evidence_judge_run_quotes_the_document_and_its_page_reports_the_quot
     auth.login("researcher")
     page = client.get(f"/judge/runs/{job_id}").get_data(as_text=True)
     assert shown_field(page, "scope") == "Every number on this page: flagged judgments included"
-    assert job.result["schema_refused"] == 0 and 'data-field="schema-refused"' not in page
+    assert job.result["schema_fallbacks"] == 0 and 'data-field="schema-refused"' not in page
     assert int(shown_field(page, "decisions")) == len(rows)
     assert f'data-system="{system}"' in page and f'data-system="{baseline}"' in page
     assert page.count('data-status="unsupported"') > 0 and page.count('data-status="exact"') > 0
@@ -117,7 +117,7 @@ def test_the_run_page_says_when_the_server_refused_the_schema_and_the_text_forma
     assert job.status == "done", job.error
     refused = [r for r in stub.requests if r.status == 400]
     assert refused and all("response_format" in r.body for r in refused)
-    assert job.result["schema_refused"] == len(refused) == job.result["api_calls"]
+    assert job.result["schema_fallbacks"] == len(refused) == job.result["api_calls"]
     with demo.app_context():  # the replies in the text format were read, quotes and all
         rows = list(db.session.scalars(select(LLMJudgment).where(LLMJudgment.verdict.is_not(None))))
         assert rows and any(row.evidence and row.evidence["quotes"] for row in rows)

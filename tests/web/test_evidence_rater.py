@@ -185,7 +185,7 @@ def test_a_server_refusing_the_schema_gets_the_text_format_and_a_reply_without_a
     assert resumed.status == "done" and sum(r.status == 200 for r in stub.requests) == answered + 1
     # The run records every refusal, over both attempts, and its page says the text format was read instead.
     refusals = sum(r.status == 400 for r in stub.requests)
-    assert failed.result["schema_refused"] == answered and resumed.result["schema_refused"] == refusals
+    assert failed.result["schema_fallbacks"] == answered and resumed.result["schema_fallbacks"] == refusals
     auth.login("researcher")
     page = client.get(f"/judge/rater/runs/{job_id}").get_data(as_text=True)
     assert (f"refused <code>response_format</code> (the JSON schema) on {refusals} calls (HTTP 400)" in page

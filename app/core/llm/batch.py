@@ -62,7 +62,7 @@ class Usage:
     cached: int = 0
     errors: int = 0
     skipped: int = 0
-    schema_refused: int = 0  # calls whose response_format the server refused: sent again without it (text format)
+    schema_fallbacks: int = 0  # calls whose response_format the server refused: sent again without it (text format)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
@@ -109,7 +109,7 @@ def call_chat(client: "openai.OpenAI", model: str, messages: list[dict[str, str]
     `check(text)` may name a problem with a reply that arrived (e.g. no verdict in it).
     `response_format` (a JSON schema) is sent where the server takes it: a server that refuses the
     request with 400 gets it once more without, and the prompt's text format applies (the reply says
-    `schema_refused`, and the run's usage counts it).
+    `schema_refused`, and the run's usage counts it in `schema_fallbacks`).
     """
     extra: dict[str, Any] = {}
     if max_tokens is not None:
@@ -212,7 +212,7 @@ def run_calls(
             state.spent += call_cost
             usage.cost_usd = state.spent
         usage.errors += not reply.ok
-        usage.schema_refused += reply.schema_refused
+        usage.schema_fallbacks += reply.schema_refused
         if ledger is not None:
             ledger.settle(call, held, reply, call_cost)
         on_reply(call, reply, False)

@@ -16,10 +16,10 @@ from app.extensions import db
 from app.models import Job
 
 # Cumulative over a job's attempts. reserved_*: calls counted at their reservation because their
-# reply never arrived (their worker died), or that are in flight now. schema_refused: calls whose
+# reply never arrived (their worker died), or that are in flight now. schema_fallbacks: calls whose
 # response_format the server refused, sent again without it and read in the text format.
 USAGE_KEYS = ("api_calls", "prompt_tokens", "completion_tokens", "cost_usd", "reserved_calls", "reserved_usd",
-              "schema_refused")
+              "schema_fallbacks")
 # True while any call is counted at its reservation: cost_usd (and the tokens) are then at most that much.
 UPPER_BOUND_KEY = "cost_usd_is_upper_bound"
 
@@ -73,7 +73,7 @@ class JobUsageLedger:
              reserved: float | None, refused: int = 0) -> None:
         totals = self.totals
         totals["api_calls"] += calls
-        totals["schema_refused"] = (totals.get("schema_refused") or 0) + refused
+        totals["schema_fallbacks"] = (totals.get("schema_fallbacks") or 0) + refused
         totals["prompt_tokens"] += prompt
         totals["completion_tokens"] += completion
         if cost is not None:  # None: a model without a price, counted in tokens only
@@ -97,7 +97,7 @@ def add_usage(before: dict[str, Any], usage: Usage) -> dict[str, Any]:
                        "completion_tokens": before["completion_tokens"] + usage.completion_tokens,
                        "cost_usd": cost,
                        "reserved_calls": before["reserved_calls"], "reserved_usd": before["reserved_usd"],
-                       "schema_refused": (before.get("schema_refused") or 0) + usage.schema_refused})
+                       "schema_fallbacks": (before.get("schema_fallbacks") or 0) + usage.schema_fallbacks})
 
 
 class CallsFailed(RuntimeError):
