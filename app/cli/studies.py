@@ -86,7 +86,7 @@ def list_command(as_json: bool) -> None:
 @click.option("--description", default="")
 @click.option("--open", "open_now", is_flag=True, help="Open the study at once (default: a draft).")
 @click.option("--allocation", type=click.Choice(["fixed", "adaptive"]), default="fixed", show_default=True,
-              help="fixed: every question to --overlap annotators; adaptive: the server gives each annotator the "
+              help="fixed: every document, with its questions, to --overlap annotators; adaptive: the server gives each annotator the "
               "document, questions and answers that still change the ranking, within a budget.")
 @click.option("--budget-documents", type=click.IntRange(min=1), default=None,
               help="Adaptive: the most documents read (one per annotator and document).")
@@ -97,10 +97,18 @@ def list_command(as_json: bool) -> None:
               help="Adaptive: every answer scored at all is scored by at least this many annotators (default 1).")
 @click.option("--tie-margin", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Adaptive: two systems whose difference is shown to lie within ±X points count as tied.")
+@click.option("--calibration-documents", type=click.IntRange(min=1, max=2), default=None,
+              help="Adaptive: documents every annotator reads first, to learn how reliably they read (default 1).")
+@click.option("--start-window-hours", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Adaptive: until every listed annotator has calibrated, or this many hours after the first "
+              "document given, nobody gets more than one document beyond calibration (default: until they all have).")
+@click.option("--max-documents-per-annotator", type=click.IntRange(min=1), default=None,
+              help="Adaptive: the most documents one annotator is given (default: no cap).")
 def create_command(name: str, questions: str, systems: str | None, annotators: str | None, overlap: int | None,
                    references: str, policy: str, description: str, open_now: bool, allocation: str,
                    budget_documents: int | None, budget_answers: int | None, budget_hours: float | None,
-                   min_per_answer: int | None, tie_margin: float | None) -> None:
+                   min_per_answer: int | None, tie_margin: float | None, calibration_documents: int | None,
+                   start_window_hours: float | None, max_documents_per_annotator: int | None) -> None:
     """Create a study, pinning every system's current answers."""
     upgrade_database()
     try:
@@ -111,7 +119,8 @@ def create_command(name: str, questions: str, systems: str | None, annotators: s
             overlap=overlap, reference_kinds=[k.strip() for k in references.split(",") if k.strip()],
             reference_policy=policy, status="open" if open_now else "draft", allocation=allocation,
             budget_documents=budget_documents, budget_answers=budget_answers, budget_hours=budget_hours,
-            min_per_answer=min_per_answer, tie_margin=tie_margin,
+            min_per_answer=min_per_answer, tie_margin=tie_margin, calibration_documents=calibration_documents,
+            start_window_hours=start_window_hours, max_documents_per_annotator=max_documents_per_annotator,
         )
         study = setup.create_study(spec)
     except setup.StudyError as exc:

@@ -94,8 +94,10 @@ WHY_NOTHING = {
     "settled": "The study's ranking is settled: nothing more is needed. Thank you.",
     "budget": "The study's budget is spent: nothing more is needed. Thank you.",
     "exhausted": "There is nothing more for you to score in this study.",
-    "ahead": "You are ahead of the other annotators: come back once they have caught up "
-             "(workloads are kept within two documents of each other).",
+    "ahead": "Not everyone has started yet: come back once the other annotators have read the first document "
+             "(or the study's start window has passed).",
+    "not_needed": "The documents left go to other annotators: there is nothing more for you in this study now. "
+                  "Thank you.",
 }
 
 DOCUMENT_MAX_AGE = 24 * 3600

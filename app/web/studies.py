@@ -16,7 +16,7 @@ from app.services.annotation.rounds import (
     find_open_round,
     rounds_of,
 )
-from app.services.studies import setup
+from app.services.studies import allocation, setup
 from app.services.studies.answers import pin_latest
 from app.services.studies.lookup import study_rows
 from app.services.studies.setup import StudyError
@@ -63,7 +63,11 @@ def allocation_fields(form) -> dict:
             "budget_answers": optional_number(form, "budget_answers", "Budget of answers scored"),
             "budget_hours": optional_number(form, "budget_hours", "Budget of annotator-hours", float),
             "min_per_answer": optional_number(form, "min_per_answer", "Minimum annotators per answer"),
-            "tie_margin": optional_number(form, "tie_margin", "Tie margin", float)}
+            "tie_margin": optional_number(form, "tie_margin", "Tie margin", float),
+            "calibration_documents": optional_number(form, "calibration_documents", "Calibration documents"),
+            "start_window_hours": optional_number(form, "start_window_hours", "Start window (hours)", float),
+            "max_documents_per_annotator": optional_number(form, "max_documents_per_annotator",
+                                                           "Most documents per annotator")}
 
 
 EVERYONE = "everyone"  # the `scorers` choice that opens a study to every account; anything else: the checked ones
@@ -174,6 +178,19 @@ def annotators(study_id: int):
     return _apply(study, lambda: setup.set_annotators(study, chosen, overlap),
                   "Annotators and overlap saved; answers were shared out again (work already done stays).",
                   "annotators")
+
+
+@bp.post("/<int:study_id>/annotators/<int:user_id>/reliability")
+@staff_required
+def reliability(study_id: int, user_id: int):
+    """Let a flagged annotator of an adaptive study read on (their scores count again), or take that back."""
+    study = _study(study_id)
+    if not study.adaptive or user_id not in allocation.readers_of(study, allocation.given_documents(study.id)):
+        abort(404)
+    include = request.form.get("include") == "1"
+    return _apply(study, lambda: allocation.include_again(study, user_id, include),
+                  "The annotator reads on; their scores count again." if include
+                  else "The annotator is left out again: no more documents, their scores not counted.", "ranking-status")
 
 
 @bp.route("/<int:study_id>/pin/<int:system_id>", methods=["GET", "POST"])

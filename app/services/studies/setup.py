@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import secrets
 from dataclasses import dataclass, field
 
 from sqlalchemy import delete, func, select
@@ -57,6 +58,10 @@ class StudySpec:
     budget_hours: float | None = None
     min_per_answer: int | None = None
     tie_margin: float | None = None
+    # Adaptive: documents every annotator reads first (None: 1), the start window in hours, a cap per annotator.
+    calibration_documents: int | None = None
+    start_window_hours: float | None = None
+    max_documents_per_annotator: int | None = None
 
 
 def answering_systems(question_ids: list[int]) -> list[int]:
@@ -117,11 +122,12 @@ def _check_overlap(overlap: int | None, annotator_ids: list[int] | None) -> None
 def _check_allocation(spec: StudySpec) -> None:
     if spec.allocation not in ALLOCATIONS:
         raise StudyError(f"Allocation must be one of {', '.join(ALLOCATIONS)}.")
-    budget = (spec.budget_documents, spec.budget_answers, spec.budget_hours, spec.min_per_answer, spec.tie_margin)
+    budget = (spec.budget_documents, spec.budget_answers, spec.budget_hours, spec.min_per_answer, spec.tie_margin,
+              spec.calibration_documents, spec.start_window_hours, spec.max_documents_per_annotator)
     if spec.allocation == "fixed":
         if any(value is not None for value in budget):
-            raise StudyError("A budget, a minimum per answer and a tie margin belong to an adaptive study "
-                             "(allocation adaptive).")
+            raise StudyError("A budget, a minimum per answer, a tie margin, calibration documents, a start window "
+                             "and a cap per annotator belong to an adaptive study (allocation adaptive).")
         return
     if spec.overlap is not None:
         raise StudyError("An adaptive study chooses how many annotators score each answer: leave the overlap out "
@@ -129,10 +135,14 @@ def _check_allocation(spec: StudySpec) -> None:
     if spec.budget_documents is None and spec.budget_answers is None and spec.budget_hours is None:
         raise StudyError("An adaptive study needs a budget: documents read, answers scored or annotator-hours.")
     for name, value in (("budget of documents", spec.budget_documents), ("budget of answers", spec.budget_answers),
-                        ("minimum per answer", spec.min_per_answer)):
+                        ("minimum per answer", spec.min_per_answer),
+                        ("cap of documents per annotator", spec.max_documents_per_annotator)):
         if value is not None and value < 1:
             raise StudyError(f"The {name} must be at least 1.")
-    for name, value in (("budget of hours", spec.budget_hours), ("tie margin", spec.tie_margin)):
+    if spec.calibration_documents is not None and spec.calibration_documents not in (1, 2):
+        raise StudyError("The calibration documents must be 1 or 2.")
+    for name, value in (("budget of hours", spec.budget_hours), ("tie margin", spec.tie_margin),
+                        ("start window", spec.start_window_hours)):
         if value is not None and not (value > 0 and value < 1e6):
             raise StudyError(f"The {name} must be a positive number.")
 
@@ -167,7 +177,10 @@ def create_study(spec: StudySpec, *, by_user_id: int | None = None) -> Study:
                   is_demo=spec.is_demo or over_demo, everyone_may_score=annotators is None, created_by_id=by_user_id,
                   allocation=spec.allocation, budget_documents=spec.budget_documents,
                   budget_answers=spec.budget_answers, budget_hours=spec.budget_hours,
-                  min_per_answer=spec.min_per_answer, tie_margin=spec.tie_margin)
+                  min_per_answer=spec.min_per_answer, tie_margin=spec.tie_margin, allocation_seed=secrets.token_hex(16),
+                  calibration_documents=spec.calibration_documents, start_window_hours=spec.start_window_hours,
+                  max_documents_per_annotator=spec.max_documents_per_annotator, included_annotators=[],
+                  shared_by_document=True)
     db.session.add(study)
     db.session.flush()
     for position, question_id in enumerate(questions):
