@@ -12,6 +12,8 @@ same seeds, give the same documents, answers and ranking (bench_allocation check
 """
 from __future__ import annotations
 
+import dataclasses
+import math
 import random
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -21,8 +23,7 @@ from app.core import allocation as policy
 N_SYSTEMS, N_QUESTIONS, N_DOCUMENTS = 7, 85, 12
 SYSTEM_SD, QUESTION_SD, INTERACTION_SD, BIAS_SD = 0.35, 0.6, 0.5, 0.2
 MAIN_NOISE_SD, NOISE_SPREAD = 0.7, 0.3  # main, hard, easy: each annotator's noise sd is 0.7 × U(0.7, 1.3)
-import os
-TIE_MARGIN = float(os.environ.get("TIE", "0.3")) or None
+TIE_MARGIN = None  # ranking accuracy is the measure: no pair is let off as tied
 UNIFORM, CONSTANT = "uniform", "constant"
 
 # The annotator pools: noise sds (a spammer by its kind).
@@ -39,6 +40,16 @@ def document_sizes() -> list[int]:
     return [N_QUESTIONS // N_DOCUMENTS + (1 if d < N_QUESTIONS % N_DOCUMENTS else 0) for d in range(N_DOCUMENTS)]
 
 
+def document_text(d: int) -> str:
+    """The fictional long document d of the benchmark's data set (bench_allocation writes it in L-Eval's format)."""
+    return "\n\n".join(f"Page {i} of record {d}: {i * 3 + d} entries were filed." for i in range(40))
+
+
+def document_loads() -> dict[int, float]:
+    """Each document's reading load, as the services compute it from the stored counts."""
+    return {d: policy.reading_load(len(document_text(d).split()), len(document_text(d))) for d in range(N_DOCUMENTS)}
+
+
 @dataclass
 class World:
     """One seed of one case: the truth and every annotator's score of every answer."""
@@ -53,9 +64,8 @@ class World:
     ranking: list[int]                       # the true ranking
     scores: dict[tuple[int, int, int], int]  # (question, system, annotator) -> score
 
-    @property
-    def document_of(self) -> dict[int, int]:
-        return {q: d for d, qs in self.documents.items() for q in qs}
+    def __post_init__(self) -> None:
+        self.document_of = {q: d for d, qs in self.documents.items() for q in qs}
 
 
 def make_world(case: str, seed: int, systems=None, questions=None, documents=None, annotators=None,
@@ -73,7 +83,9 @@ def make_world(case: str, seed: int, systems=None, questions=None, documents=Non
     pool = POOLS[case]
     count = 3 if pool is None else len(pool)
     annotators = annotators or list(range(count))
-    words = words or {d: 2000.0 for d in documents}
+    if words is None:
+        loads = document_loads()
+        words = {d: loads[i] for i, d in enumerate(documents)}
     rng = random.Random(f"{case}:{seed}")
     if case == "easy":
         effects = {s: 0.5 * (i - (len(systems) - 1) / 2) for i, s in enumerate(rng.sample(systems, len(systems)))}
@@ -107,6 +119,13 @@ def make_world(case: str, seed: int, systems=None, questions=None, documents=Non
                 scores[(q, s, a)] = value
     ranking = sorted(systems, key=lambda s: -effects[s])
     return World(case, seed, systems, questions, documents, words, annotators, ranking, scores)
+
+
+BUDGET_SHARE = 0.7  # the adaptive study's reading budget in the benchmark, as a share of fixed k = 3's documents
+
+
+def reading_budget(documents: int) -> int:
+    return math.floor(BUDGET_SHARE * 3 * documents)
 
 
 def kendall_tau(ranking: list[int], true: list[int]) -> float:
@@ -157,6 +176,8 @@ class AdaptiveState:
     pending: dict = field(default_factory=lambda: defaultdict(int))
     steps: int = 0
     answers: int = 0
+    version: int = 0  # scores saved: the estimates and the status only change with them
+    cached: tuple | None = None
 
 
 def adaptive_decision(world: World, state: AdaptiveState, annotator: int, design: policy.Design, rules: policy.Rules,
@@ -166,11 +187,17 @@ def adaptive_decision(world: World, state: AdaptiveState, annotator: int, design
                       for d, qs in sorted(world.documents.items()))
     candidates = [policy.Candidate(q, world.document_of[q], tuple(world.systems))
                   for q in world.questions if q not in state.questions_given[annotator]]
-    estimates = policy.reliabilities(state.ratings, world.annotators)
-    weights = policy.weights(estimates, design.included)
-    status = policy.study_status(state.ratings, world.systems, rules, weights, estimate_left=False)
+    if state.cached is None or state.cached[0] != state.version:
+        estimates = policy.reliabilities(state.ratings, world.annotators)
+        weights = policy.weights(estimates, design.included)
+        status = policy.study_status(state.ratings, world.systems, rules, weights, estimate_left=False)
+        state.cached = (state.version, estimates, status)
+    _, estimates, status = state.cached
     if status.settled:
         return policy.Decision(None, "settled")
+    calibration = policy.calibration_documents(documents, design.calibration)
+    waiting = any(not all(a in state.given.get(d, ()) for d in calibration) for a in world.annotators)
+    design = dataclasses.replace(design, waiting_for_others=waiting)  # the start guard, as design_of works it out
     situation = policy.Situation(annotator, tuple(world.annotators), documents,
                                  {d: frozenset(p) for d, p in state.given.items()}, candidates, state.ratings,
                                  dict(state.pending))
@@ -210,6 +237,7 @@ def adaptive_design(world: World, design: policy.Design | None = None, seed_text
                     state.answers += len(systems)
                     outcome.given.append((annotator, q, tuple(systems)))
             q, systems = state.queue[annotator].pop(0)
+            state.version += 1
             for s in systems:
                 state.ratings[(q, s)][annotator] = world.scores[(q, s, annotator)]
                 state.pending[(q, s)] -= 1

@@ -174,7 +174,11 @@ def decide(situation: Situation, status: Status, rules: Rules, design: Design, r
                 continue
             line = [a for a in order if a not in readers]
             if not line or line[0] != me:
-                later = later or (me in line and not readers)
+                # Next after the first reader of a document nobody has started, with a second reading both affordable
+                # and needed: worth asking again soon (WAIT), not turned away.
+                later = later or (not readers and len(line) > 1 and line[1] == me and line[0] in noise
+                                  and 1 / noise[line[0]] < needed
+                                  and left - 1 >= sum(1 for d in others if not readers_of[d]))
                 continue
         in_line = True
         answers, value = _answers(questions, open_pairs, active, counted, rules, rng)
@@ -189,7 +193,7 @@ def decide(situation: Situation, status: Status, rules: Rules, design: Design, r
             best = (key[0], key[1], choice)
     if best is not None:
         return Decision(best[2])
-    if later and left > 0:  # a further reading of a document the annotator ahead of them is about to start
+    if later:
         return Decision(None, WAIT)
     return Decision(None, EXHAUSTED if in_line or not others or not by_document else NOT_NEEDED)
 

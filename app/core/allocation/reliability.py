@@ -53,20 +53,22 @@ class Reliability:
                 "spread": self.spread, "flag": self.flag}
 
 
-def _variance(values: list[float]) -> float:
-    n = len(values)
-    mean = sum(values) / n
-    return sum((v - mean) ** 2 for v in values) / (n - 1)
-
-
 def _pair_variances(ratings: Ratings) -> dict[tuple[int, int], tuple[int, float]]:
-    differences: dict[tuple[int, int], list[float]] = defaultdict(list)
+    """(answers shared, sample variance of their differences) per pair of annotators, in one pass."""
+    sums: dict[tuple[int, int], list[float]] = defaultdict(lambda: [0, 0.0, 0.0])
     for scores in ratings.values():
-        people = sorted(scores)
-        for i, a in enumerate(people):
-            for b in people[i + 1:]:
-                differences[(a, b)].append(scores[a] - scores[b])
-    return {pair: (len(d), _variance(d)) for pair, d in differences.items() if len(d) >= MIN_COMMON}
+        if len(scores) < 2:
+            continue
+        people = sorted(scores.items())
+        for i, (a, x) in enumerate(people):
+            for b, y in people[i + 1:]:
+                d = x - y
+                entry = sums[(a, b)]
+                entry[0] += 1
+                entry[1] += d
+                entry[2] += d * d
+    return {pair: (int(n), max(0.0, (sq - total * total / n) / (n - 1)))
+            for pair, (n, total, sq) in sums.items() if n >= MIN_COMMON}
 
 
 def _inverse(matrix: list[list[float]]) -> list[list[float]] | None:
@@ -148,23 +150,36 @@ def _component(people: list[int], pairs: dict[tuple[int, int], tuple[int, float]
     return {a: (max(NOISE_FLOOR, solution[k]), math.sqrt(variance[k])) for a, k in index.items()}
 
 
-def _signal(ratings: Ratings, annotator: int) -> tuple[int, float | None, float | None]:
-    """(answers shared with others, item-rest correlation, variance of the annotator's own scores)."""
-    own, rest = [], []
+def _signals(ratings: Ratings) -> dict[int, tuple[int, float | None, float | None]]:
+    """Per annotator: (answers shared with others, item-rest correlation, variance of their own scores), in one pass."""
+    sums: dict[int, list[float]] = defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0, 0.0])
     for scores in ratings.values():
-        if annotator in scores and len(scores) > 1:
-            own.append(scores[annotator])
-            others = [v for who, v in scores.items() if who != annotator]
-            rest.append(sum(others) / len(others))
-    if len(own) < 2:
-        return len(own), None, None
-    spread = _variance(own)
-    rest_spread = _variance(rest)
-    if spread <= 0 or rest_spread <= 0:
-        return len(own), None, spread
-    mean_own, mean_rest = sum(own) / len(own), sum(rest) / len(rest)
-    covariance = sum((x - mean_own) * (y - mean_rest) for x, y in zip(own, rest)) / (len(own) - 1)
-    return len(own), covariance / math.sqrt(spread * rest_spread), spread
+        k = len(scores)
+        if k < 2:
+            continue
+        total = sum(scores.values())
+        for a, x in scores.items():
+            y = (total - x) / (k - 1)
+            entry = sums[a]
+            entry[0] += 1
+            entry[1] += x
+            entry[2] += y
+            entry[3] += x * x
+            entry[4] += y * y
+            entry[5] += x * y
+    found = {}
+    for a, (n, sx, sy, sxx, syy, sxy) in sums.items():
+        if n < 2:
+            found[a] = (int(n), None, None)
+            continue
+        spread = max(0.0, (sxx - sx * sx / n) / (n - 1))
+        rest_spread = max(0.0, (syy - sy * sy / n) / (n - 1))
+        if spread <= 1e-12 or rest_spread <= 1e-12:
+            found[a] = (int(n), None, spread)
+            continue
+        covariance = (sxy - sx * sy / n) / (n - 1)
+        found[a] = (int(n), covariance / math.sqrt(spread * rest_spread), spread)
+    return found
 
 
 def reliabilities(ratings: Ratings, annotators: Iterable[int]) -> dict[int, Reliability]:
@@ -173,9 +188,10 @@ def reliabilities(ratings: Ratings, annotators: Iterable[int]) -> dict[int, Reli
     known = sorted(value for value, _ in noise.values())
     median = known[len(known) // 2] if len(known) % 2 else (sum(known[len(known) // 2 - 1:len(known) // 2 + 1]) / 2
                                                            if known else 0.0)
+    signals = _signals(ratings)
     found = {}
     for annotator in sorted(set(annotators)):
-        compared, signal, spread = _signal(ratings, annotator)
+        compared, signal, spread = signals.get(annotator, (0, None, None))
         flag = None
         if spread is not None and compared >= MIN_COMMON and spread < CONSTANT_VARIANCE:
             flag = CONSTANT
