@@ -100,9 +100,13 @@ def new():
     users = setup.active_users()
     if request.method == "POST":
         try:
+            questions = setup.questions_for(request.form.get("questions", "human_eval"))
             spec = setup.StudySpec(
                 name=request.form.get("name", ""), description=request.form.get("description", ""),
-                question_ids=setup.questions_for(request.form.get("questions", "human_eval")),
+                question_ids=questions,
+                # The form says it listed the systems; a post without the list takes every answering system.
+                system_ids=(setup.chosen_systems(id_list(request.form.getlist("system")), questions)
+                            if request.form.get("systems_listed") else None),
                 reference_kinds=[k for k in request.form.getlist("reference") if k in REFERENCE_KINDS],
                 reference_policy=request.form.get("policy", "hide"),
                 annotator_ids=chosen_annotators(request.form),
@@ -112,13 +116,17 @@ def new():
         except setup.StudyError as exc:
             db.session.rollback()
             flash(str(exc), "error")
-            return render_template("studies/new.html", users=users, form=request.form, kinds=REFERENCE_KINDS,
-                                   labels=REFERENCE_LABELS, policies=REFERENCE_POLICIES,
-                                   question_sets=setup.question_sets()), 400
+            return _new_form(users, request.form), 400
         flash(f"Study '{study.name}' created as a draft: check its systems and references, then open it.", "success")
         return redirect(url_for("studies.show", study_id=study.id))
-    return render_template("studies/new.html", users=users, form={}, kinds=REFERENCE_KINDS, labels=REFERENCE_LABELS,
-                           policies=REFERENCE_POLICIES, question_sets=setup.question_sets())
+    return _new_form(users, {})
+
+
+def _new_form(users, form):
+    return render_template("studies/new.html", users=users, form=form, kinds=REFERENCE_KINDS, labels=REFERENCE_LABELS,
+                           policies=REFERENCE_POLICIES, question_sets=setup.question_sets(),
+                           systems=setup.system_choices(),
+                           plan=setup.reading_plan(form.get("questions", "human_eval") if form else "human_eval"))
 
 
 @bp.get("/<int:study_id>")

@@ -282,6 +282,52 @@ def set_status(study: Study, status: str) -> None:
     study.status = status
 
 
+@dataclass(frozen=True)
+class SystemChoice:
+    id: int
+    name: str
+    predictions: int
+
+
+def system_choices() -> list[SystemChoice]:
+    """Every system with answers, for the new-study form's checkboxes (by name)."""
+    return [SystemChoice(*row) for row in db.session.execute(
+        select(System.id, System.name, func.count(Prediction.id)).join(Prediction, Prediction.system_id == System.id)
+        .group_by(System.id, System.name).order_by(System.name))]
+
+
+def chosen_systems(checked: list[int], question_ids: list[int]) -> list[int]:
+    """The checked systems that answer these questions; none of them is refused by name."""
+    answering = set(answering_systems(question_ids))
+    chosen = [s for s in dict.fromkeys(checked) if s in answering]
+    if not chosen:
+        raise StudyError("Systems: check at least one system that answers these questions. Nothing was created.")
+    return chosen
+
+
+@dataclass(frozen=True)
+class ReadingPlan:
+    """What reading a question set costs, for the new-study form: fixed k = 3's readings, and what an adaptive
+    study's most reliable annotator would read after calibration (the readings a cap can move to others)."""
+    documents: int
+    fixed_k3: int
+    beyond_calibration: int
+
+    @property
+    def cap_cost_share(self) -> str:
+        return f"{self.beyond_calibration / self.fixed_k3:.0%}" if self.fixed_k3 else "0%"
+
+
+def reading_plan(choice: str) -> ReadingPlan | None:
+    try:
+        questions = questions_for(choice)
+    except StudyError:
+        return None
+    documents = db.session.scalar(select(func.count(func.distinct(Question.document_id)))
+                                  .where(Question.id.in_(questions))) or 0
+    return ReadingPlan(documents, 3 * documents, max(documents - 1, 0)) if documents else None
+
+
 def active_users() -> list[User]:
     """Accounts that can be listed as a study's annotators."""
     return list(db.session.scalars(select(User).where(User.active.is_(True)).order_by(User.username)))
