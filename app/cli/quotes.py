@@ -33,12 +33,14 @@ def read_document(document: str) -> str:
 def question_document(raw_id: str) -> str:
     from ..extensions import db
     from ..models import Question
+    from ..models.ids import parse_db_id
     from .database import upgrade_database
 
-    if not raw_id.isdigit():
+    question_id = parse_db_id(raw_id)
+    if question_id is None:
         raise click.ClickException(f"DOCUMENT {QUESTION_PREFIX}{raw_id}: the id must be a number, as in question:12")
     upgrade_database()
-    question = db.session.get(Question, int(raw_id))
+    question = db.session.get(Question, question_id)
     if question is None:
         raise click.ClickException(f"DOCUMENT {QUESTION_PREFIX}{raw_id}: no question with id {raw_id}")
     return question.document.text

@@ -29,6 +29,7 @@ from app.core.metrics.files import OPEN_TASKS
 from app.extensions import db
 from app.models import Document, Question, Study, StudyQuestion
 from app.models.corpus import HUMAN_EVAL, TASKS
+from app.models.ids import parse_db_id
 from app.services.authoring import authored_question_ids
 
 FIXED_SETS = {
@@ -89,10 +90,10 @@ def _by_ids(ids: list[int]) -> list[SetQuestion]:
 
 
 def _parse_ids(text: str) -> list[int]:
-    parts = [part.strip() for part in text.split(",") if part.strip()]
-    if not parts or len(parts) > MAX_IDS or not all(part.isdigit() and len(part) < 12 for part in parts):
+    parts = [parse_db_id(part) for part in text.split(",") if part.strip()]
+    if not parts or len(parts) > MAX_IDS or None in parts:
         raise QuestionSetError("ids: takes question ids separated by commas, e.g. ids:3,4,9")
-    ids = list(dict.fromkeys(int(part) for part in parts))
+    ids = list(dict.fromkeys(parts))
     known = set(db.session.scalars(select(Question.id).where(Question.id.in_(ids))))
     unknown = [str(i) for i in ids if i not in known]
     if unknown:
@@ -101,7 +102,8 @@ def _parse_ids(text: str) -> list[int]:
 
 
 def _study_ids(ref: str) -> list[int]:
-    study = db.session.get(Study, int(ref)) if ref.isdigit() and len(ref) < 12 else None
+    study_id = parse_db_id(ref)
+    study = db.session.get(Study, study_id) if study_id is not None else None
     if study is None:
         study = db.session.scalars(select(Study).where(Study.name == ref)).first()
     if study is None:

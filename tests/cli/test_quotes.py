@@ -115,6 +115,8 @@ def test_a_missing_file(runner, tmp_path, document_file, which):
 @pytest.mark.parametrize("document, message", [
     ("question:999999", "DOCUMENT question:999999: no question with id 999999"),
     ("question:abc", "DOCUMENT question:abc: the id must be a number"),
+    ("question:¹", "DOCUMENT question:¹: the id must be a number"),  # isdigit() but not int(): was a traceback
+    ("question:9" + "9" * 30, "DOCUMENT question:9" + "9" * 30 + ": the id must be a number"),
 ])
 def test_an_unknown_question(runner, tmp_path, document, message):
     quotes = write_quotes(tmp_path, json.dumps({"quote": "the board"}))

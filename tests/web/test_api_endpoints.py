@@ -140,3 +140,17 @@ def test_a_study_is_created_opened_shown_exported_and_closed(api):
     assert client.post("/api/v1/studies/api-study/close").get_json()["status"] == "closed"
     assert client.post("/api/v1/studies", json={"name": "x", "annotators": ["nobody"]}).status_code == 422
     assert client.post("/api/v1/studies", json={"name": "y", "bogus": 1}).status_code == 422
+
+
+@pytest.mark.parametrize("digits", ["¹", "²3", "٣"])
+def test_digits_of_other_scripts_name_no_study_and_no_question(api, digits):
+    _, client = api
+    for method, url in (("GET", "/api/v1/studies/{}"), ("POST", "/api/v1/studies/{}/open"),
+                        ("POST", "/api/v1/studies/{}/close"), ("GET", "/api/v1/studies/{}/export"),
+                        ("GET", "/api/v1/results/{}"), ("GET", "/api/v1/results/{}/scores")):
+        answer = client.open(url.format(digits), method=method)
+        assert answer.status_code == 404 and answer.get_json()["error"], url
+    assert client.post("/api/v1/rater-runs", json={"study": digits, "dry_run": True}).status_code in (404, 422)
+    for questions in (f"ids:{digits}", f"ids:1,{digits}", f"study:{digits}"):
+        answer = client.post("/api/v1/studies", json={"name": f"set {questions}", "questions": questions})
+        assert answer.status_code == 422 and answer.get_json()["error"], questions

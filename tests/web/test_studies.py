@@ -481,6 +481,8 @@ def test_a_new_study_leaves_the_demo_out(demo, tmp_path):
     ("name", "Bad\x00name", "A study needs a name of 1–120 characters, without control characters."),
     ("name", "n" * 121, "A study needs a name of 1–120 characters, without control characters."),
     ("description", "About\x00this", "The description contains a NUL character (\\u0000)"),
+    ("overlap", "²", "Overlap must be blank (everyone) or a whole number of at least 1."),  # isdigit(): was a 500
+    ("questions", "ids:¹", "ids: takes question ids separated by commas"),
 ])
 def test_the_new_study_form_refuses_text_the_database_cannot_store(demo, field, value, message):
     staff = _staff(demo)

@@ -17,7 +17,7 @@ from app.models import (
     StudySystem,
     User,
 )
-from app.models.ids import is_db_id
+from app.models.ids import parse_db_id
 from app.services.studies.assignment import scores_in
 from app.services.studies.membership import SHOWN
 
@@ -31,8 +31,9 @@ def find_study(reference: str | int | None) -> Study | None:
     if reference is None or reference == "":
         return None
     text = str(reference).strip()
-    if is_db_id(text):
-        found = db.session.get(Study, int(text))
+    study_id = parse_db_id(text)
+    if study_id is not None:
+        found = db.session.get(Study, study_id)
         if found is not None:
             return found
     return db.session.scalars(select(Study).where(func.lower(Study.name) == text.lower())).first()
