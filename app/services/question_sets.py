@@ -12,7 +12,7 @@ Studies and generation runs both pick their questions here, by name:
 - ``auto:<name>``: the task's questions scored by its automatic metric: lines marked ``human`` or
   ``LLM`` are left to the subsets, as L-Eval's default ngram/exam run (and its published
   ``<task>.pred.jsonl`` files) take them;
-- ``study:<id or name>``: a study's questions, in the study's order;
+- ``study:<id>``: a study's questions, in the study's order (by id: `study list` shows them);
 - ``authored``: the questions made from researchers' authored pairs;
 - ``ids:<id,id,…>``: these questions, in this order.
 
@@ -41,7 +41,7 @@ FIXED_SETS = {
 }
 JUDGE_SUBSETS = {"gpt4": ("LLM",), "gpt35": ("human", "LLM")}
 PREFIXES = ("task:", "auto:", "study:", "ids:")
-USAGE = "use human_eval, demo, gpt4, gpt35, authored, task:<name>, auto:<name>, study:<id or name> or ids:<id,id,…>"
+USAGE = "use human_eval, demo, gpt4, gpt35, authored, task:<name>, auto:<name>, study:<id> or ids:<id,id,…>"
 MAX_IDS = 10_000
 
 
@@ -102,12 +102,14 @@ def _parse_ids(text: str) -> list[int]:
 
 
 def _study_ids(ref: str) -> list[int]:
+    """A study's questions by its id: `study:12` (a name is never read as an id, nor an id as a name)."""
     study_id = parse_db_id(ref)
-    study = db.session.get(Study, study_id) if study_id is not None else None
+    if study_id is None:
+        raise QuestionSetError(f"study: takes a study's id, e.g. study:3 (python run.py study list shows them), "
+                               f"not {ref[:60]!r}")
+    study = db.session.get(Study, study_id)
     if study is None:
-        study = db.session.scalars(select(Study).where(Study.name == ref)).first()
-    if study is None:
-        raise QuestionSetError(f"no study {ref!r}")
+        raise QuestionSetError(f"no study with id {study_id}")
     return list(db.session.scalars(select(StudyQuestion.question_id).where(StudyQuestion.study_id == study.id)
                                    .order_by(StudyQuestion.position)))
 

@@ -71,7 +71,7 @@ def rater_run():
     body: RaterRunIn | None = request.context.json
     if body is None:
         return NOT_JSON, 415
-    study = find_study(body.study) or abort(404, description=f"no study {body.study!r}")
+    study = find_study(study_id=body.study) or abort(404, description=f"no study with id {body.study}")
     run = RaterSpec(study.id, (body.rater_model or load_settings().model or "").strip(),
                     body.prompt_id or current_rater_prompt(body.profile).id, body.temperature, body.profile,
                     body.max_quotes, body.context_tokens, body.json_schema)
