@@ -48,6 +48,8 @@ def question_document(raw_id: str) -> str:
 
 def read_quotes(path: Path) -> list[tuple[int, str]]:
     """(line number, quote) for each non-blank line; the first bad line stops with file, line and field."""
+    from ..core.json_input import JsonRefused, read_json
+
     try:
         with open(path, "rb") as handle:
             lines = handle.read().splitlines()
@@ -67,9 +69,10 @@ def read_quotes(path: Path) -> list[tuple[int, str]]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise click.ClickException(f"{where}: not valid JSON ({exc.msg}, column {exc.colno})") from None
+            row = read_json(line)
+        except JsonRefused as exc:
+            field = f' field "{exc.field}"' if exc.field else ""
+            raise click.ClickException(f"{where}:{field} not valid JSON ({exc.reason}, column {exc.column})") from None
         if not isinstance(row, dict):
             raise click.ClickException(f'{where}: expected an object like {{"quote": "..."}}, '
                                        f"got {json_type(row)}")

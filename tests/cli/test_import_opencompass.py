@@ -147,3 +147,19 @@ def test_lveval_rows_need_the_lveval_questions_stored_first(app, runner, tasks):
     assert ("out/predictions/m/LVEval_factrecall_en_16k.json, field '\"0\"': no question of LV-Eval's "
             "factrecall_en_16k is stored: upload LV-Eval's own <model>/factrecall_en_16k.jsonl first") in result.output
     assert systems(app) == []
+
+
+def test_a_file_nested_too_deep_or_with_a_huge_number_is_an_error_line_not_a_traceback(app, runner, tasks):
+    out = tasks / "out"
+    write_dataset(out, "m", "LEval_quality", tiny_rows())
+    folder = out / "predictions" / "m"
+    (folder / "LEval_quality.json").write_text('{"0": {"origin_prompt": ' + "{\"k\": " * 200_000 + "0"
+                                               + "}" * 200_000 + "}}")
+    result = runner.invoke(args=["import-opencompass", str(out)])
+    assert result.exit_code == 1 and (result.exception is None or isinstance(result.exception, SystemExit))
+    assert ('FAILED  out/predictions/m/LEval_quality.json, field \'"0".origin_prompt\': JSON nested deeper than '
+            "100 levels (line 1, column") in result.output
+    (folder / "LEval_quality.json").write_text('{"0": {"gold": -' + "1" * 5000 + "}}")
+    result = runner.invoke(args=["import-opencompass", str(out)])
+    assert result.exit_code == 1 and "field '\"0\".gold': a number of 5,001 characters" in result.output
+    assert systems(app) == []

@@ -77,6 +77,9 @@ def test_a_stored_questions_document(runner, demo, tmp_path):
 
 @pytest.mark.parametrize("line, message", [
     ('{"quote": "the board"', "line 2: not valid JSON"),
+    ('{"quote": ' + "[" * 100_000 + "]" * 100_000 + "}",  # a RecursionError traceback before
+     'line 2: field "quote" not valid JSON (JSON nested deeper than 100 levels, column 110)'),
+    ('{"引文": ' + "9" * 5000 + "}", 'line 2: field "引文" not valid JSON (a number of 5,000 characters; at most 300'),
     ('["the board"]', 'line 2: expected an object like {"quote": "..."}, got a list'),
     ('"the board"', "line 2: expected an object like {\"quote\": \"...\"}, got a string"),
     ('{"text": "the board"}', 'line 2: field "quote" is missing'),

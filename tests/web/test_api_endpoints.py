@@ -156,3 +156,29 @@ def test_digits_of_other_scripts_name_no_study_and_no_question(api, digits):
     for questions in (f"ids:{digits}", f"ids:1,{digits}", f"study:{digits}"):
         answer = client.post("/api/v1/studies", json={"name": f"set {questions}", "questions": questions})
         assert answer.status_code == 422 and answer.get_json()["error"], questions
+
+
+DEEP = 100_000
+
+
+@pytest.mark.parametrize("body, field, says", [
+    ('{"name": ' + "[" * DEEP + "]" * DEEP + "}", "name", "JSON nested deeper than 100 levels at line 1, column 109"),
+    ('{"name": "深", "description": ' + '{"a": ' * DEEP + "0" + "}" * DEEP + "}", "description", "nested deeper"),
+    ("[" * DEEP + "]" * DEEP, None, "JSON nested deeper than 100 levels at line 1, column 101"),
+    ('{"name": "x",\n "overlap": ' + "9" * 5000 + "}", "overlap", "a number of 5,000 characters; at most 300 are read "
+                                                                 "at line 2, column 13"),
+    ('{"name": "x", "overlap": 1,}', None, "invalid JSON: Expecting property name enclosed in double quotes"),
+])
+def test_a_body_the_json_reader_refuses_is_a_422_naming_the_field_and_stores_nothing(api, body, field, says):
+    app, client = api
+    before = stored(app)
+    for url in ("/api/v1/studies", "/api/v1/judge-runs", "/api/v1/rater-runs", "/api/v1/generation-runs"):
+        answer = client.post(url, data=body, content_type="application/json")
+        assert answer.status_code == 422, (url, answer.status_code)
+        error = answer.get_json()["errors"][0]
+        assert error["field"] == field and says in error["message"], (url, error)
+    assert stored(app) == before
+    with app.app_context():
+        from app.models import Study
+
+        assert db.session.scalar(select(func.count(Study.id)).where(Study.name.in_(("x", "深")))) == 0

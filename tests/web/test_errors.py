@@ -10,7 +10,7 @@ from werkzeug.routing import IntegerConverter
 from app.extensions import db
 from app.web.routing import MAX_DB_ID, comma_ids, id_list
 from tests.conftest import AuthActions
-from tests.web.test_security import build_url, url_values
+from tests.web.test_security import build_url, rules, url_values
 
 HUGE = 2 ** 63
 API_ROUTES = ("/api/v1/", "/annotate/api/", "/jobs/api", "/annotate/document/", "/judge/win-rates.json", "/leaderboard/json")
@@ -215,3 +215,24 @@ def test_a_value_the_database_refuses_is_a_400_that_says_nothing_was_saved(demo,
     assert response.status_code == 400
     assert "too long for its field or holds a character the database cannot store" in response.get_data(as_text=True)
     assert "Nothing was saved" in response.get_data(as_text=True)
+
+
+DEEP_BODIES = {"nested 100,000 deep": '{"version": ' + "[" * 100_000 + "]" * 100_000 + "}",
+               "a 5,000-digit number": '{"version": ' + "9" * 5000 + ', "study": 1, "question_id": 1}'}
+
+
+@pytest.mark.parametrize("body", DEEP_BODIES.values(), ids=DEEP_BODIES.keys())
+def test_a_json_body_no_reader_takes_is_refused_by_every_page_route_never_a_500(demo, body):
+    """Every route a signed-in browser may POST to, sent a JSON body the reader refuses (get_json(silent=True)
+    raised RecursionError past it): an answer below 500 from each."""
+    client, auth = signed_in(demo, "admin")
+    token = auth.token()
+    wrong, walked = [], 0
+    for endpoint, url, method in rules(demo):
+        if method != "POST" or endpoint in ("auth.logout", "account.end_other_sessions"):
+            continue
+        walked += 1
+        response = client.post(url, data=body, content_type="application/json", headers={"X-CSRFToken": token})
+        if response.status_code >= 500:
+            wrong.append(f"POST {url}: {response.status_code}")
+    assert walked >= 20 and not wrong, "\n".join(wrong)
