@@ -22,6 +22,7 @@ from pathlib import Path
 
 from sqlalchemy import select
 
+from app.core.input_files import NotARegularFile, read_regular_file
 from app.core.json_input import JsonRefused, read_json
 from app.core.metrics.files import LvevalRow
 from app.core.opencompass import OcFile, OcProblem, OcRow, leval_gold, parse_rows
@@ -37,9 +38,11 @@ from app.services.lveval.store import answers_json
 def read_file(path: Path, *, offset: int = 0) -> OcFile:
     """Parse one OpenCompass predictions file (`offset`: rows of the dataset's earlier parts)."""
     try:
-        data = read_json(path.read_bytes())
+        data = read_json(read_regular_file(path))
     except JsonRefused as exc:
         return OcFile(problems=[_refused(exc)])
+    except NotARegularFile as exc:
+        return OcFile(problems=[OcProblem(None, None, exc.why)])
     result = parse_rows(data, offset=offset)
     if isinstance(data, dict):
         for key, item in data.items():
