@@ -5,6 +5,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from app.core.input_files import NotARegularFile, files_in, read_regular_file
 from app.core.metrics.files import (
     FileFormatError,
     Row,
@@ -12,7 +13,6 @@ from app.core.metrics.files import (
     is_lveval_file_name,
     parse_jsonl,
 )
-from app.core.input_files import NotARegularFile, files_in, read_regular_file
 from app.core.text import sha256_bytes
 from app.extensions import db
 from app.services.importers.documents import (

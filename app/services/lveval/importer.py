@@ -54,6 +54,8 @@ def find_models(path: Path, system: str | None = None) -> tuple[dict[str, list[P
     path = Path(path)
     try:
         candidates, refused = files_in(path, (".jsonl",))
+    except FileNotFoundError:
+        raise FileFormatError(str(path), "no such file or folder") from None
     except NotARegularFile as exc:
         raise FileFormatError(str(path), exc.why) from None
     files = [p for p in candidates if is_lveval_file_name(p) or _starts_with_lveval_row(p, follow=p == path)]
