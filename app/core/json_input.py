@@ -71,7 +71,10 @@ def read_json(data: bytes | str, *, max_bytes: int = MAX_DOCUMENT_BYTES, max_dep
     try:
         value = json.loads(text, parse_int=number(int), parse_float=number(float))
     except json.JSONDecodeError as exc:
-        raise JsonRefused(f"invalid JSON: {exc.msg}", line=exc.lineno, column=exc.colno) from None
+        # Where json stops on a document that is also too deep depends on how deep the caller's stack is
+        # already: the first problem in the text is the one named, whichever json met first.
+        earlier = _located(text[:exc.pos], max_depth, max_number_chars) if _many_brackets(text, max_depth) else None
+        raise earlier or JsonRefused(f"invalid JSON: {exc.msg}", line=exc.lineno, column=exc.colno) from None
     except (_LongNumber, RecursionError):  # json's C parser stops at the recursion limit, cleanly
         pass
     else:
@@ -91,7 +94,7 @@ def _decoded(data: bytes) -> str:
 def _deeper_than(value: Any, text: str, max_depth: int) -> bool:
     """Tell whether the parsed value nests deeper than max_depth: a loop over its lists and objects, depth by
     depth, not recursion; and none at all when the text has too few brackets to nest that deep."""
-    if text.count("[") + text.count("{") <= max_depth:
+    if not _many_brackets(text, max_depth):
         return False
     level, depth = ([value] if isinstance(value, (dict, list)) else []), 1
     while level:
@@ -101,6 +104,11 @@ def _deeper_than(value: Any, text: str, max_depth: int) -> bool:
                  if isinstance(child, (dict, list))]
         depth += 1
     return False
+
+
+def _many_brackets(text: str, max_depth: int) -> bool:
+    """Whether the text opens enough lists and objects to nest deeper than max_depth at all."""
+    return text.count("[") + text.count("{") > max_depth
 
 
 def _located(text: str, max_depth: int, max_number_chars: int) -> JsonRefused | None:

@@ -91,3 +91,22 @@ def test_syntax_errors_bad_bytes_and_size_are_refused_with_their_place():
     assert read_json(b'\xef\xbb\xbf{"a": "\xe4\xb8\xad"}') == {"a": "中"}
     with pytest.raises(JsonRefused, match="11 bytes of JSON; at most 10 are read"):
         read_json(b'{"a": 1234}', max_bytes=10)
+
+
+def _read_below(frames: int, text: str) -> str:
+    """read_json's refusal, called `frames` calls deep (a request handler, a job, a command)."""
+    if frames:
+        return _read_below(frames - 1, text)
+    try:
+        read_json(text)
+    except JsonRefused as refused:
+        return str(refused)
+    return "read"
+
+
+@pytest.mark.parametrize("text", ["[" * 1000, '{"a": [' * 600 + "}", "[" * 150 + "]" * 149])
+def test_the_same_document_is_refused_the_same_way_however_deep_the_caller_is(text):
+    """json meets its recursion limit sooner when called from deeper: the refusal names the first problem in the
+    text all the same (these are too deep and also unfinished)."""
+    refusals = {_read_below(frames, text) for frames in (0, 300, 700, 900)}
+    assert len(refusals) == 1 and "nested deeper than 100 levels" in refusals.pop()
