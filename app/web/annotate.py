@@ -107,19 +107,11 @@ def _error(message: str, status: int, **extra):
     return jsonify(error=message, **extra), status
 
 
-def _json_body() -> object:
-    """The request's JSON, or None when it is not JSON (silent=True does not cover nesting past the recursion limit)."""
-    try:
-        return request.get_json(silent=True)
-    except RecursionError:
-        return None
-
-
 @bp.post("/api/score")
 def save_score_api():
     """Save one score {question_id, label, value, comment?, round?}; repeating a save is harmless."""
     try:
-        return jsonify(save_from_request(current_user.id, _json_body()))
+        return jsonify(save_from_request(current_user.id, request.get_json(silent=True)))
     except ScoreError as exc:
         return jsonify(exc.as_json()), exc.status
 

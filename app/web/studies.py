@@ -4,6 +4,7 @@ from __future__ import annotations
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 
+from app.core.numbers import parse_whole_number
 from app.extensions import db
 from app.models import PredictionFile, Study, System, User
 from app.models.corpus import REFERENCE_KINDS, REFERENCE_LABELS
@@ -33,9 +34,10 @@ def optional_overlap(text: str) -> int | None:
     text = (text or "").strip()
     if not text:
         return None
-    if not text.isdigit() or len(text) > 4 or int(text) < 1:
+    overlap = parse_whole_number(text, maximum=9999)
+    if not overlap:
         raise StudyError("Overlap must be blank (everyone) or a whole number of at least 1.")
-    return int(text)
+    return overlap
 
 
 def optional_number(form, field: str, label: str, kind=int):

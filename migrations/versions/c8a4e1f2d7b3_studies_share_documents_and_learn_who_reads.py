@@ -3,7 +3,7 @@ start window, a cap per annotator, the flagged annotators an owner includes agai
 study's questions are shared by document
 
 Revision ID: c8a4e1f2d7b3
-Revises: b3d9f2a6c8e1
+Revises: c9e4b1d7a3f2
 Create Date: 2026-11-28 19:40:00.000000
 
 Nothing scored moves here. Existing fixed studies are marked `shared_by_document = false`: the first start
@@ -18,7 +18,7 @@ import sqlalchemy as sa
 
 
 revision = 'c8a4e1f2d7b3'
-down_revision = 'b3d9f2a6c8e1'
+down_revision = 'c9e4b1d7a3f2'
 branch_labels = None
 depends_on = None
 

@@ -714,7 +714,7 @@ def test_allocation_policy_arrives_on_a_scored_database_and_leaves_it_as_it_was(
         db.engine.dispose()
 
 
-BEFORE_SHARING = "b3d9f2a6c8e1"
+BEFORE_SHARING = "c9e4b1d7a3f2"
 
 
 def test_fixed_studies_are_shared_out_by_document_at_the_first_start_and_nothing_scored_moves(tmp_path):
@@ -775,5 +775,41 @@ def test_fixed_studies_are_shared_out_by_document_at_the_first_start_and_nothing
             whole = [u for u in users if all((u, q) in rows for q, d in document_of.items() if d == document)]
             assert len(whole) >= 2
         assert db.session.get(Study, study_id).shared_by_document
+
+
+BEFORE_STUDY_SETS_BY_ID = "b3d9f2a6c8e1"  # the allocation policy's migration
+
+
+def test_stored_study_sets_by_name_become_the_id_the_old_reading_found(tmp_path):
+    """`study:<name>` in a generation run's spec becomes `study:<id>` of the study it named (a study named "7"
+    stood behind study 7 only when no study 7 existed); runs of other sets, and scores, stay as they were."""
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=BEFORE_STUDIES)
+        with db.engine.begin() as connection:
+            seed_before_studies(connection)
+        upgrade(revision=BEFORE_STUDY_SETS_BY_ID)
+        with db.engine.begin() as connection:
+            columns = [c["name"] for c in inspect(db.engine).get_columns("studies") if c["name"] not in ("id", "name")]
+            for study_id, name in ((2, "Pilot 二"), (3, "7"), (4, "1")):
+                connection.execute(text(f"INSERT INTO studies (id, name, {', '.join(columns)}) SELECT :id, :name, "
+                                        f"{', '.join(columns)} FROM studies WHERE id = 1"), {"id": study_id, "name": name})
+            sets = ["study:Pilot 二", "study:7", "study:1", "study:3", "study:nobody", "human_eval", "ids:1"]
+            for run_id, chosen in enumerate(sets, start=1):
+                connection.execute(text(
+                    "INSERT INTO generation_runs (id, system_name, spec, manifest, questions, answered, created_at) "
+                    "VALUES (:id, :system, :spec, '{}', 1, 0, '2026-01-03 00:00:00')"),
+                    {"id": run_id, "system": f"gen-{run_id}", "spec": json.dumps({"question_set": chosen, "model": "m"})})
+            before = connection.execute(text("SELECT id, answer_id, value FROM scores ORDER BY id")).all()
+        upgrade()
+        with db.engine.connect() as connection:
+            specs = {run_id: json_value(spec) for run_id, spec in connection.execute(
+                text("SELECT id, spec FROM generation_runs ORDER BY id"))}
+            assert connection.execute(text("SELECT id, answer_id, value FROM scores ORDER BY id")).all() == before
+        # By name; a name of digits with no study of that id; an id that exists (study 1, not the one named "1").
+        assert [specs[i]["question_set"] for i in range(1, 8)] == [
+            "study:2", "study:3", "study:1", "study:3", "study:nobody", "human_eval", "ids:1"]
+        assert all(spec["model"] == "m" for spec in specs.values())
+        downgrade(revision=BEFORE_STUDY_SETS_BY_ID)
         db.session.remove()
         db.engine.dispose()

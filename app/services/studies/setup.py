@@ -1,7 +1,6 @@
 """Creating and editing studies: questions, systems, references, annotators, overlap and status."""
 from __future__ import annotations
 
-import re
 import secrets
 from dataclasses import dataclass, field
 
@@ -24,18 +23,21 @@ from app.models.corpus import REFERENCE_KINDS
 from app.models.studies import ALLOCATIONS, REFERENCE_POLICIES, STUDY_STATUSES
 from app.services import question_sets as sets
 from app.services.demo_scope import questions_are_demo
-from app.services.input_rules import column_length, text_problem
+from app.services.input_rules import study_name_problem, text_problem
 from app.services.question_sets import subset_questions  # noqa: F401  (re-exported: callers create the demo study with it)
 from app.services.studies import assignment, references
 from app.services.studies.answers import pin_latest
+from app.services.studies.lookup import find_study
 
-NAME_MAX = column_length(Study.name)
-NAME_RE = re.compile(rf"^[^\x00-\x1f\x7f]{{1,{NAME_MAX}}}$")
 TRANSITIONS = {"draft": ("open",), "open": ("closed",), "closed": ("open",)}
 
 
 class StudyError(ValueError):
-    """A study request that cannot be honoured; the message says why."""
+    """A study request that cannot be honoured; the message says why, and `field` names the field when one is at fault."""
+
+    def __init__(self, message: str, *, field: str | None = None):
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass
@@ -77,11 +79,12 @@ def answering_systems(question_ids: list[int]) -> list[int]:
 
 def _check_name(name: str, study_id: int | None = None) -> str:
     name = (name or "").strip()
-    if not NAME_RE.match(name):
-        raise StudyError(f"A study needs a name of 1–{NAME_MAX} characters, without control characters.")
-    taken = db.session.scalar(select(Study.id).where(func.lower(Study.name) == name.lower()))
-    if taken is not None and taken != study_id:
-        raise StudyError(f"A study named '{name}' already exists.")
+    problem = study_name_problem(name)
+    if problem:
+        raise StudyError(f"{problem[0].upper()}{problem[1:]}.", field="name")
+    taken = find_study(name=name)
+    if taken is not None and taken.id != study_id:
+        raise StudyError(f"A study named '{name}' already exists.", field="name")
     return name
 
 
