@@ -10,12 +10,12 @@ from app.models.scoring import COUNTED, AnnotationRound, QuestionView, Score, Sc
 from app.models.studies import (
     Answer, Study, StudyAllocation, StudyAnnotator, StudyAnswer, StudyAssignment, StudyHiddenReference, StudyQuestion, StudySystem,
 )
-from app.models.tokens import ApiToken
+from app.models.tokens import ApiToken, IdempotentRequest
 from app.models.users import LoginAttempt, Setting, User
 from app.models.versions import DataVersion
 
 __all__ = [
-    "COUNTED", "ApiToken",
+    "COUNTED", "ApiToken", "IdempotentRequest",
     "Answer", "Study", "StudyAllocation", "StudyAnnotator", "StudyAnswer", "StudyAssignment", "StudyHiddenReference", "StudyQuestion",
     "StudySystem", "AnnotationRound", "AuthoredPair", "DataVersion", "Document", "GenerationAnswer", "GenerationCall",
     "GenerationPrompt", "GenerationRun", "Job", "JudgePrompt", "LLMJudgment", "LLMRating", "LoginAttempt", "LvevalItem",

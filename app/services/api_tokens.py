@@ -102,17 +102,39 @@ def revoke_all(user_id: int) -> int:
     ).rowcount
 
 
-def authenticate_token(secret: str) -> ApiToken | None:
-    """The live token of an active account with this secret, its last use recorded; else None."""
+@dataclass(frozen=True)
+class TokenCheck:
+    """What a presented secret is: a live token, a token that ended (`ended` says how), or nothing known."""
+
+    token: ApiToken | None = None
+    ended: str = ""  # "revoked", "expired" or "deactivated": a token that once worked, not a guess
+    ended_id: int | None = None
+
+
+def check_token(secret: str) -> TokenCheck:
+    """Tell a live token (its last use recorded) from one that ended and from a secret no token ever had.
+
+    A token that ended is no guess (its secret was once given out), so the API counts its failures against
+    the token alone, never against its address: a script left running with a stale token does not lock out
+    the other scripts of its lab."""
     if not secret.startswith(TOKEN_PREFIX) or len(secret) > 200:
-        return None
+        return TokenCheck()
     token = db.session.scalar(select(ApiToken).where(ApiToken.token_hash == hash_secret(secret)))
-    if token is None or token_state(token) != "active" or not token.user.is_active:
+    if token is None:
         db.session.rollback()
-        return None
+        return TokenCheck()
+    state = token_state(token) if token.user.is_active or token.revoked_at is not None else "deactivated"
+    if state != "active":
+        ended = TokenCheck(ended=state, ended_id=token.id)
+        db.session.rollback()
+        return ended
     now = utcnow()
     if token.last_used_at is None or as_utc(token.last_used_at) <= now - LAST_USE_RESOLUTION:
         token.last_used_at = now
         db.session.commit()
-    return token
+    return TokenCheck(token=token)
 
+
+def authenticate_token(secret: str) -> ApiToken | None:
+    """The live token of an active account with this secret, its last use recorded; else None."""
+    return check_token(secret).token

@@ -34,6 +34,7 @@ DEFAULT_LIMIT = 10  # per username
 DEFAULT_ADDRESS_LIMIT = 100  # per client address
 DEFAULT_WINDOW_SECONDS = 60.0
 _ADDRESS_KIND = "ip"
+_TOKEN_KIND = "token"
 _PLAIN = {"synchronize_session": False}  # bulk statements: no ORM objects of this table are ever loaded
 
 
@@ -51,6 +52,11 @@ def address_key(address: str | None) -> str:
     return _key(_ADDRESS_KIND, address or "unknown")
 
 
+def token_key(token_id: int) -> str:
+    """The key of an API token that ended: its failed uses are counted apart from its address's."""
+    return _key(_TOKEN_KIND, str(token_id))
+
+
 class LoginLimiter:
     """At most `limit` sign-in attempts per username and `address_limit` per address and window, counted
     atomically in the database."""
@@ -62,8 +68,8 @@ class LoginLimiter:
         self.window = float(window_seconds)
 
     def limit_of(self, key: str) -> int:
-        """The attempts a key gets per window: an address's or a username's."""
-        return self.address_limit if key.startswith(f"{_ADDRESS_KIND}:") else self.limit
+        """The attempts a key gets per window: an address's (and an ended API token's, as many) or a username's."""
+        return self.address_limit if key.startswith((f"{_ADDRESS_KIND}:", f"{_TOKEN_KIND}:")) else self.limit
 
     def acquire(self, *keys: str) -> float:
         """Count one attempt on every key, in order; if one is full, count none and return seconds to wait."""
@@ -85,10 +91,17 @@ class LoginLimiter:
 
     def count(self, key: str) -> int:
         """Attempts counted for a key in its current window (for tests and the admin)."""
+        return self.usage(key)[0]
+
+    def usage(self, key: str) -> tuple[int, float]:
+        """(attempts counted in the key's current window, seconds until that window ends; 0 without one)."""
         row = db.session.execute(select(LoginAttempt.count, LoginAttempt.window_start)
                                  .where(LoginAttempt.key == key)).first()
         db.session.commit()
-        return 0 if row is None or row.window_start <= time.time() - self.window else row.count
+        now = time.time()
+        if row is None or row.window_start <= now - self.window:
+            return 0, 0.0
+        return row.count, max(0.0, row.window_start + self.window - now)
 
     # -- one key ---------------------------------------------------------------------------
 

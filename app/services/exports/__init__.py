@@ -2,6 +2,7 @@
 from app.services.exports.importer import (
     IMPORT_FORMATS,
     AnnotationImportReport,
+    import_annotation_bytes,
     import_annotations,
 )
 from app.services.exports.leval import (
@@ -27,7 +28,8 @@ from app.services.exports.writers import (
 
 __all__ = [
     "AnnotationImportReport", "FORMATS", "IMPORT_FORMATS", "ROUND_CHOICES", "SCORE_FIELDS", "SCORE_SEPARATOR",
-    "annotator_from_filename", "annotators_with_scores", "csv_text", "export_text", "import_annotations",
+    "annotator_from_filename", "annotators_with_scores", "csv_text", "export_text", "import_annotation_bytes",
+    "import_annotations",
     "iso_utc", "jsonl_text", "leval_filename", "leval_left_out", "leval_lines", "left_out_note",
     "split_scored_answer", "record_count", "results_text", "score_rows", "write_leval_folder",
 ]

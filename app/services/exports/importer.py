@@ -64,6 +64,7 @@ class AnnotationImportReport:
     replaced: int = 0
     conflicts: int = 0
     conflict_examples: list[str] = field(default_factory=list)
+    conflict_lines: list[int] = field(default_factory=list)  # the lines of the examples
     annotators_created: list[str] = field(default_factory=list)
     annotators_created_inactive: list[str] = field(default_factory=list)
     rounds_created: int = 0
@@ -87,12 +88,24 @@ def import_annotations(path: Path, study_id: int, *, replace: bool = False, anno
                        fmt: str = "auto") -> AnnotationImportReport:
     """Import one exported file into a study in a single transaction and report what happened."""
     path = Path(path)
-    name = path.name
+    if not path.is_file():
+        return AnnotationImportReport(file=path.name, error=FileFormatError(path.name, "no such file").as_dict())
+    return import_annotation_bytes(path.read_bytes(), path.name, study_id, replace=replace, annotator=annotator,
+                                   fmt=fmt)
+
+
+def import_annotation_bytes(data: bytes, name: str, study_id: int, *, replace: bool = False,
+                            annotator: str | None = None, fmt: str = "auto", create_accounts: bool = True,
+                            refuse_conflicts: bool = False) -> AnnotationImportReport:
+    """Import one exported file's bytes into a study in a single transaction and report what happened.
+
+    `create_accounts` False (a researcher's API import: only admins make accounts) refuses a file naming an
+    unknown annotator; `refuse_conflicts` (the API's all or nothing) refuses a file with a score that differs
+    from the stored one unless `replace`: the report then has the conflicts and an error, and nothing is stored.
+    """
     report = AnnotationImportReport(file=name)
     try:
-        if not path.is_file():
-            raise FileFormatError(name, "no such file")
-        rows = parse_jsonl(path.read_bytes(), name)
+        rows = parse_jsonl(data, name)
         fmt = detect_format(rows[0]) if fmt == "auto" else fmt
         if fmt not in ("jsonl", "leval"):
             raise FileFormatError(name, "not an export: expected score rows (annotator, score, …) or L-Eval's "
@@ -108,7 +121,14 @@ def import_annotations(path: Path, study_id: int, *, replace: bool = False, anno
         else:
             parsed = parse_jsonl_scores(rows, name, index)
         report.scores = len(parsed)
-        store_scores(parsed, name, study_id, replace=replace, report=report)
+        store_scores(parsed, name, study_id, replace=replace, report=report, create_accounts=create_accounts)
+        if refuse_conflicts and report.conflicts:
+            db.session.rollback()
+            report.error = {"file": name, "line": report.conflict_lines[0], "field": "score",
+                            "message": f"{report.conflicts} score(s) differ from the stored ones (the first: "
+                                       f"{report.conflict_examples[0]}): send replace=true to overwrite them; "
+                                       "nothing was imported"}
+            return report
         db.session.commit()
     except FileFormatError as exc:
         db.session.rollback()
@@ -254,7 +274,8 @@ def parse_leval_scores(rows: list[Row], name: str, index: StudyIndex, annotator:
     return parsed
 
 
-def _annotators(parsed: list[ParsedScore], name: str, report: AnnotationImportReport) -> dict[str, User]:
+def _annotators(parsed: list[ParsedScore], name: str, report: AnnotationImportReport, *,
+                create_accounts: bool = True) -> dict[str, User]:
     """Find each named user; create unknown ones as annotators, active as the file says, with an unusable password."""
     users: dict[str, User] = {}
     said: dict[str, tuple[bool, int]] = {}  # username -> (active, first line saying so)
@@ -271,9 +292,13 @@ def _annotators(parsed: list[ParsedScore], name: str, report: AnnotationImportRe
         if user is None:
             user = db.session.scalars(select(User).where(func.lower(User.username) == username.lower())).first()
         if user is None:
+            line = next(p.line for p in parsed if p.annotator == username)
             if not USERNAME_RE.match(username):
-                line = next(p.line for p in parsed if p.annotator == username)
                 raise FileFormatError(name, f"{username!r} is not a valid username", line=line, field="annotator")
+            if not create_accounts:
+                raise FileFormatError(name, f"no account named {username!r}: only an admin makes accounts (Admin → "
+                                            "Users), or imports a file that names new annotators", line=line,
+                                      field="annotator")
             active = said.get(username, (False, 0))[0]
             user = User(username=username, role="annotator", active=active)
             user.set_password(generate_password())  # nobody knows it: an admin resets it to hand the account over
@@ -322,11 +347,11 @@ def _rounds(parsed: list[ParsedScore], users: dict[str, User], study_id: int, re
 
 
 def store_scores(parsed: list[ParsedScore], name: str, study_id: int, *, replace: bool,
-                 report: AnnotationImportReport) -> None:
+                 report: AnnotationImportReport, create_accounts: bool = True) -> None:
     """Add new scores, count identical ones, and report (or, with replace, overwrite) differing ones."""
     if not parsed:
         return
-    users = _annotators(parsed, name, report)
+    users = _annotators(parsed, name, report, create_accounts=create_accounts)
     rounds = _rounds(parsed, users, study_id, report)
     round_ids = [round_.id for round_ in rounds.values()]
     existing = {(s.round_id, s.answer_id): s for s in db.session.scalars(
@@ -366,6 +391,7 @@ def store_scores(parsed: list[ParsedScore], name: str, study_id: int, *, replace
         else:
             report.conflicts += 1
             if len(report.conflict_examples) < CONFLICT_EXAMPLES:
+                report.conflict_lines.append(p.line)
                 report.conflict_examples.append(
                     f"line {p.line}: {p.annotator}, round {p.round}, {p.describe}: stored {current.value}, file {p.value}")
     db.session.flush()

@@ -23,6 +23,7 @@ from app.services.importers.fields import optional_str, require_str, storable
 from app.services.input_rules import long_answer_flag, system_name_problem
 
 UNMATCHED_EXAMPLES = 3
+UNMATCHED_LINES = 20
 
 
 @dataclass
@@ -85,6 +86,7 @@ class PredictionCounts:
     # Non-human rows left unmatched although a human-evaluation question has their (query, gt).
     unmatched_in_subset: int = 0
     unmatched_examples: list[str] = field(default_factory=list)
+    unmatched_lines: list[int] = field(default_factory=list)  # the first UNMATCHED_LINES of them
 
 
 def _question_index(collection: str, task: str) -> dict[str, list[int]]:
@@ -218,6 +220,8 @@ def _assign_questions(parsed: ParsedPredictionFile, name: str, counts: Predictio
                 counts.unmatched_human += 1
             elif indexes[HUMAN_EVAL].get(row.key):
                 counts.unmatched_in_subset += 1
+            if len(counts.unmatched_lines) < UNMATCHED_LINES:
+                counts.unmatched_lines.append(row.line)
             if len(counts.unmatched_examples) < UNMATCHED_EXAMPLES:
                 counts.unmatched_examples.append(f"line {row.line}: {normalize_ws(row.query)[:80]}")
             continue

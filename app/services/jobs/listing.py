@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from flask import current_app
-from sqlalchemy import or_, select
+from sqlalchemy import func, or_, select
 
 from app.extensions import db
 from app.models import Job
@@ -80,9 +80,7 @@ def job_kinds() -> list[str]:
     return sorted(current_app.extensions.get("job_kinds", {}))
 
 
-def list_jobs(filters: JobFilters, limit: int) -> list[Job]:
-    """The newest jobs that pass the filters (the system filter matches a judge run's system or baseline)."""
-    stmt = select(Job).order_by(Job.id.desc()).limit(limit)
+def _filtered(stmt, filters: JobFilters):
     if filters.kind:
         stmt = stmt.where(Job.kind == filters.kind)
     if filters.status:
@@ -90,7 +88,18 @@ def list_jobs(filters: JobFilters, limit: int) -> list[Job]:
     if filters.system:
         stmt = stmt.where(or_(*(Job.params[key].as_string() == filters.system
                                 for key in ("system", "system_name", "baseline"))))
-    return list(db.session.scalars(stmt))
+    return stmt
+
+
+def list_jobs(filters: JobFilters, limit: int, offset: int = 0) -> list[Job]:
+    """The newest jobs that pass the filters (the system filter matches a judge run's system or baseline)."""
+    return list(db.session.scalars(_filtered(select(Job), filters).order_by(Job.id.desc()).limit(limit)
+                                   .offset(offset)))
+
+
+def count_jobs(filters: JobFilters) -> int:
+    """How many jobs pass the filters."""
+    return db.session.scalar(_filtered(select(func.count(Job.id)), filters)) or 0
 
 
 def job_system_names() -> list[str]:

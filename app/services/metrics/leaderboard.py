@@ -230,6 +230,7 @@ def system_tasks(system_id: int, profile: str) -> list[tuple[str, dict[str, tupl
 
 @dataclass
 class QuestionValue:
+    question_id: int
     task: str
     document_title: str
     line_no: int
@@ -313,7 +314,7 @@ def _question_items(ids: list[int], metric: str, profile: str) -> list[QuestionV
         references += [(ref.label, ref.text) for ref in extra_refs.get(question.id, []) if ref.text != question.reference]
         others = {k: v for k, v in values.items() if k in METRIC_KEYS or k in ("pred_words", "ref_words")}
         items.append(QuestionValue(
-            task=HUMAN_EVAL_BUCKET if document.collection == HUMAN_EVAL else document.task,
+            question_id=question.id, task=HUMAN_EVAL_BUCKET if document.collection == HUMAN_EVAL else document.task,
             document_title=document.title, line_no=prediction.line_no, question=question.instruction,
             prediction=prediction.text, value=value, others=others, references=references,
         ))

@@ -91,9 +91,10 @@ def _check_name(name: str, study_id: int | None = None) -> str:
 def _check_references(kinds: list[str], policy: str) -> None:
     unknown = [kind for kind in kinds if kind not in REFERENCE_KINDS]
     if unknown:
-        raise StudyError(f"Unknown reference kind(s): {', '.join(unknown)}; choose from {', '.join(REFERENCE_KINDS)}.")
+        raise StudyError(f"Unknown reference kind(s): {', '.join(unknown)}; choose from {', '.join(REFERENCE_KINDS)}.",
+                         field="references")
     if policy not in REFERENCE_POLICIES:
-        raise StudyError(f"Reference policy must be one of {', '.join(REFERENCE_POLICIES)}.")
+        raise StudyError(f"Reference policy must be one of {', '.join(REFERENCE_POLICIES)}.", field="policy")
 
 
 EMPTY_LIST = ("Check at least one annotator, or choose that every account may score: a study restricted to "
@@ -106,10 +107,10 @@ def _check_annotators(user_ids: list[int] | None) -> list[int] | None:
         return None
     wanted = list(dict.fromkeys(user_ids))
     if not wanted:
-        raise StudyError(EMPTY_LIST)
+        raise StudyError(EMPTY_LIST, field="annotators")
     found = set(db.session.scalars(select(User.id).where(User.id.in_(wanted))))
     if len(found) != len(wanted):
-        raise StudyError("No such user in the annotator list.")
+        raise StudyError("No such user in the annotator list.", field="annotators")
     return wanted
 
 
@@ -117,33 +118,36 @@ def _check_overlap(overlap: int | None, annotator_ids: list[int] | None) -> None
     if overlap is None:
         return
     if not annotator_ids:
-        raise StudyError("An overlap needs the study's annotators listed: who shares the answers?")
+        raise StudyError("An overlap needs the study's annotators listed: who shares the answers?", field="overlap")
     if not 1 <= overlap <= len(annotator_ids):
-        raise StudyError(f"Overlap must be between 1 and the number of annotators ({len(annotator_ids)}).")
+        raise StudyError(f"Overlap must be between 1 and the number of annotators ({len(annotator_ids)}).",
+                         field="overlap")
 
 
 def _check_allocation(spec: StudySpec) -> None:
     if spec.allocation not in ALLOCATIONS:
-        raise StudyError(f"Allocation must be one of {', '.join(ALLOCATIONS)}.")
+        raise StudyError(f"Allocation must be one of {', '.join(ALLOCATIONS)}.", field="allocation")
     budget = (spec.budget_documents, spec.budget_answers, spec.budget_hours, spec.min_per_answer, spec.tie_margin,
               spec.calibration_documents, spec.start_window_hours, spec.max_documents_per_annotator)
     if spec.allocation == "fixed":
         if any(value is not None for value in budget):
             raise StudyError("A budget, a minimum per answer, a tie margin, calibration documents, a start window "
-                             "and a cap per annotator belong to an adaptive study (allocation adaptive).")
+                             "and a cap per annotator belong to an adaptive study (allocation adaptive).",
+                             field="allocation")
         return
     if spec.overlap is not None:
         raise StudyError("An adaptive study chooses how many annotators score each answer: leave the overlap out "
-                         "(set a minimum per answer instead).")
+                         "(set a minimum per answer instead).", field="overlap")
     if spec.budget_documents is None and spec.budget_answers is None and spec.budget_hours is None:
-        raise StudyError("An adaptive study needs a budget: documents read, answers scored or annotator-hours.")
+        raise StudyError("An adaptive study needs a budget: documents read, answers scored or annotator-hours.",
+                         field="budget_documents")
     for name, value in (("budget of documents", spec.budget_documents), ("budget of answers", spec.budget_answers),
                         ("minimum per answer", spec.min_per_answer),
                         ("cap of documents per annotator", spec.max_documents_per_annotator)):
         if value is not None and value < 1:
             raise StudyError(f"The {name} must be at least 1.")
     if spec.calibration_documents is not None and spec.calibration_documents not in (1, 2):
-        raise StudyError("The calibration documents must be 1 or 2.")
+        raise StudyError("The calibration documents must be 1 or 2.", field="calibration_documents")
     for name, value in (("budget of hours", spec.budget_hours), ("tie margin", spec.tie_margin),
                         ("start window", spec.start_window_hours)):
         if value is not None and not (value > 0 and value < 1e6):
@@ -156,17 +160,19 @@ def create_study(spec: StudySpec, *, by_user_id: int | None = None) -> Study:
     questions = (sets.question_ids("human_eval") if spec.question_ids is None
                  else list(dict.fromkeys(spec.question_ids)))
     if not questions:
-        raise StudyError("The study has no questions: import L-Eval's human-evaluation subset, or choose questions.")
+        raise StudyError("The study has no questions: import L-Eval's human-evaluation subset, or choose questions.",
+                         field="questions")
     known = set(db.session.scalars(select(Question.id).where(Question.id.in_(questions))))
     if len(known) != len(questions):
-        raise StudyError(f"No such question: {', '.join(str(q) for q in questions if q not in known)}.")
+        raise StudyError(f"No such question: {', '.join(str(q) for q in questions if q not in known)}.",
+                         field="questions")
     systems = answering_systems(questions) if spec.system_ids is None else list(dict.fromkeys(spec.system_ids))
     _check_references(spec.reference_kinds, spec.reference_policy)
     if spec.status not in STUDY_STATUSES:
         raise StudyError(f"Status must be one of {', '.join(STUDY_STATUSES)}.")
     problem = text_problem(spec.description)
     if problem:
-        raise StudyError(f"The description {problem}.")
+        raise StudyError(f"The description {problem}.", field="description")
     annotators = _check_annotators(spec.annotator_ids)
     _check_allocation(spec)  # first: an adaptive study refuses any overlap, whoever the annotators are
     _check_overlap(spec.overlap, annotators)
@@ -174,7 +180,7 @@ def create_study(spec: StudySpec, *, by_user_id: int | None = None) -> Study:
     over_demo = questions_are_demo(questions)
     if not over_demo and db.session.scalar(select(Question.id).join(Document, Document.id == Question.document_id)
                                            .where(Question.id.in_(questions), Document.is_demo.is_(True)).limit(1)):
-        raise StudyError("A study takes either the demo's questions or real ones, not both.")
+        raise StudyError("A study takes either the demo's questions or real ones, not both.", field="questions")
     study = Study(name=name, description=spec.description.strip(), status=spec.status, overlap=spec.overlap,
                   reference_kinds=list(spec.reference_kinds), reference_policy=spec.reference_policy,
                   is_demo=spec.is_demo or over_demo, everyone_may_score=annotators is None, created_by_id=by_user_id,
@@ -202,7 +208,7 @@ def set_systems(study: Study, system_ids: list[int]) -> list[str]:
     wanted = list(dict.fromkeys(system_ids))
     found = set(db.session.scalars(select(System.id).where(System.id.in_(wanted))))
     if len(found) != len(wanted):
-        raise StudyError(f"No such system id: {', '.join(str(s) for s in wanted if s not in found)}.")
+        raise StudyError(f"No such system id: {', '.join(str(s) for s in wanted if s not in found)}.", field="systems")
     current = set(db.session.scalars(select(StudySystem.system_id).where(StudySystem.study_id == study.id)))
     notes = []
     for system_id in current - set(wanted):
@@ -299,12 +305,18 @@ def system_choices() -> list[SystemChoice]:
         .group_by(System.id, System.name).order_by(System.name))]
 
 
-def chosen_systems(checked: list[int], question_ids: list[int]) -> list[int]:
-    """The checked systems that answer these questions; none of them is refused by name."""
+def chosen_systems(checked: list[int], question_ids: list[int], *, strict: bool = False) -> list[int]:
+    """The checked systems that answer these questions; none of them is refused by name. `strict` (the API, where
+    the ids are typed, not checked off a list of answering systems): any other id is refused by name."""
     answering = set(answering_systems(question_ids))
+    others = [str(s) for s in dict.fromkeys(checked) if s not in answering]
+    if strict and others:
+        raise StudyError(f"Systems: no system with id {', '.join(others[:20])} answers these questions (GET "
+                         "/api/v1/systems lists them). Nothing was created.", field="systems")
     chosen = [s for s in dict.fromkeys(checked) if s in answering]
     if not chosen:
-        raise StudyError("Systems: check at least one system that answers these questions. Nothing was created.")
+        raise StudyError("Systems: check at least one system that answers these questions. Nothing was created.",
+                         field="systems")
     return chosen
 
 
@@ -346,4 +358,4 @@ def questions_for(choice: str) -> list[int]:
     try:
         return sets.question_ids((choice or "").strip() or "human_eval", required=True)
     except sets.QuestionSetError as exc:
-        raise StudyError(f"Questions: {exc}.") from None
+        raise StudyError(f"Questions: {exc}.", field="questions") from None

@@ -89,8 +89,12 @@ def zip_limits() -> ZipLimits:
     return ZipLimits(max_bytes=config["LEVAL_MAX_UNZIPPED_MB"] * 1024 * 1024, max_members=config["LEVAL_MAX_ZIP_MEMBERS"])
 
 
-def preview_upload(uploads: list[tuple[str, BinaryIO]], *, user_id: int, system_override: str = "") -> Batch:
+def preview_upload(uploads: list[tuple[str, BinaryIO]], *, user_id: int, system_override: str = "",
+                   system_everywhere: bool = False) -> Batch:
     """Validate uploaded files (name, binary stream) and stage the valid ones; nothing reaches the database.
+
+    `system_override` names the system of files named after a task (the page's form), or of every file
+    (`system_everywhere`, the API's `system`).
 
     Streams and zip members are spooled to files chunk by chunk and parsed line by line, so memory
     stays bounded whatever the upload holds.
@@ -111,7 +115,8 @@ def preview_upload(uploads: list[tuple[str, BinaryIO]], *, user_id: int, system_
             batch.ignored += [f"{clean_upload_name(filename)}: {name}" for name in unpacked.ignored]
             for member in unpacked.members:
                 preview = preview_file(member.name, member.path, member.sha256, member.size,
-                                       system_override=system_override or None)
+                                       system_override=system_override or None,
+                                       system_everywhere=system_everywhere)
                 if (preview.system, preview.sha256) in seen:
                     preview.add_error("the same file for the same system appears earlier in this upload")
                 seen.add((preview.system, preview.sha256))

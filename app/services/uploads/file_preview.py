@@ -23,6 +23,8 @@ class FilePreview:
     matched: int | None = None
     unmatched: int | None = None
     unmatched_examples: list[str] = field(default_factory=list)
+    unmatched_lines: list[int] = field(default_factory=list)  # the first MAX_ERRORS of them
+    named_system: str = ""  # the system the file's name or folder gives (before the API's `system` renames it)
     new: int = 0
     unchanged: int = 0
     conflicts: int = 0

@@ -35,13 +35,18 @@ def read_rows(preview: FilePreview, path: Path) -> list[Row]:
     return rows
 
 
-def name_system(preview: FilePreview, system_override: str | None) -> None:
+def name_system(preview: FilePreview, system_override: str | None, *, everywhere: bool = False) -> None:
     """Set system and task from the layout (`<model>/<task>.pred.jsonl`, `<model>.pred.jsonl`).
 
-    The form's system name is used only for files named after a task with no folder around them.
+    The form's system name is used only for files named after a task with no folder around them; with
+    `everywhere` (the API's `system`), it names the system of every file, and `named_system` keeps the
+    name the layout gave (the API refuses an upload whose files name several systems).
     """
     task, system = describe_file(PurePosixPath(preview.name), fallback=False)
+    preview.named_system = system
     stem_is_task = bool(task) and not system
+    if everywhere and system_override:
+        system, stem_is_task = system_override, False
     if stem_is_task and system_override:
         # A browser sends `quality.pred.jsonl` without its `<model>/` folder: the form names the system.
         system, stem_is_task = system_override, False
@@ -101,7 +106,8 @@ def _count_evaluations(preview: FilePreview, rows: list[Row]) -> None:
     ).items()))
 
 
-def preview_file(name: str, path: Path, sha256: str, size: int, *, system_override: str | None = None) -> FilePreview:
+def preview_file(name: str, path: Path, sha256: str, size: int, *, system_override: str | None = None,
+                 system_everywhere: bool = False) -> FilePreview:
     """Validate one `.pred.jsonl` payload (a file, read as a stream) and count its matches (read-only)."""
     preview = FilePreview(name=name, sha256=sha256, size=size)
     if problem := upload_name_problem(name):
@@ -121,11 +127,12 @@ def preview_file(name: str, path: Path, sha256: str, size: int, *, system_overri
         preview_document_file(preview, rows, detect_format(first))  # names every bad line, JSON or field
         preview.errors.sort(key=lambda error: error["line"] or 0)
         return preview
-    name_system(preview, system_override)
+    everywhere = system_everywhere and bool(system_override)
+    name_system(preview, system_override, everywhere=everywhere)
     if preview.ok and (is_lveval_file_name(name) or (first is not None and is_lveval_row(first.data))):
         from app.services.uploads.lveval_files import preview_lveval_file
 
-        if not is_lveval_file_name(name):  # LV-Eval rows under another name: its folder names the model
+        if not is_lveval_file_name(name) and not everywhere:  # LV-Eval rows under another name: its folder names the model
             preview.system = PurePosixPath(name).parent.name or system_override or preview.system
         preview_lveval_file(preview, path)
         return preview
@@ -148,7 +155,7 @@ def preview_file(name: str, path: Path, sha256: str, size: int, *, system_overri
         preview.add_error(exc.message, line=exc.line, field_name=exc.field)
         return preview
     preview.matched, preview.unmatched = counts.matched, counts.unmatched
-    preview.unmatched_examples = counts.unmatched_examples
+    preview.unmatched_examples, preview.unmatched_lines = counts.unmatched_examples, counts.unmatched_lines
     preview.new, preview.unchanged, preview.conflicts = counts.created, counts.unchanged, counts.conflicts
     if not counts.matched:
         preview.add_error("no row matches a stored question: upload L-Eval's task files or its human-eval reference "
