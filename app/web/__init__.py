@@ -9,6 +9,9 @@ from app.core.version import __version__
 from app.web.extensions import csrf, login_manager
 
 
+API_PREFIX = "/api/v1"  # the token API's; its errors are problem documents (app.web.errors)
+
+
 def register_web(app: Flask) -> None:
     """Sign-in, CSRF, security headers, error pages and one blueprint per area."""
     csrf.init_app(app)
@@ -52,13 +55,13 @@ def register_web(app: Flask) -> None:
     read_json_bodies(app)
     install_sessions(app)
     init_security(app)
-    register_error_handlers(app)
+    register_error_handlers(app, problem_json_prefix=API_PREFIX)
     app.url_map.converters["int"] = DbIdConverter  # before any rule: ids past 2^63-1 match no route
     # Every area's URL prefix, here and nowhere else.
     areas = ((home, ""), (auth, ""), (account, "/account"), (annotate, "/annotate"), (admin, "/admin"), (studies, "/studies"),
              (predictions, "/predictions"), (jobs, "/jobs"), (leaderboard, "/leaderboard"), (lveval, "/lveval"),
              (results, "/results"), (judge, "/judge"), (rater, "/judge"), (generation, "/generate"),
-             (authoring, "/author"), (tokens, "/account/tokens"), (api, "/api/v1"))
+             (authoring, "/author"), (tokens, "/account/tokens"), (api, API_PREFIX))
     for area, prefix in areas:
         app.register_blueprint(area.bp, url_prefix=prefix)
     csrf.exempt(api.bp)  # exactly the token API: it never reads a session cookie (app.web.api.auth)

@@ -1,5 +1,10 @@
 """Every error answer of the app: one styled page (with the layout and menu) or JSON for API routes.
 
+The token API (under the prefix `register_error_handlers` is given) answers RFC 9457 problem documents
+(`application/problem+json`: type, title, status, detail, instance, and `errors`, the list of fields at
+fault, on every 4xx); the pages' own JSON routes answer {"error", "status"}. A view refuses with
+`Problem` when it has more to say than abort() takes (the fields at fault, the job that is already queued).
+
 HTTP errors (400, 403, 404, 405, 413, 429, 500, …) and storage failures end here. A storage
 failure (the database busy, the disk full, the database or the instance folder read-only,
 unreachable or damaged) answers 503 with Retry-After and says that nothing was saved; any other
@@ -7,9 +12,11 @@ unexpected exception is a 500 that shows no internals.
 """
 from __future__ import annotations
 
+import json
 import re
+from http import HTTPStatus
 
-from flask import Flask, Response, jsonify, render_template, request
+from flask import Flask, Response, current_app, jsonify, render_template, request
 from flask_wtf.csrf import CSRFError
 from markupsafe import escape
 from sqlalchemy.exc import DataError, DBAPIError
@@ -46,6 +53,69 @@ REFUSED_VALUE_MESSAGE = ("A value is too long for its field or holds a character
                          "(such as \\u0000). Nothing was saved.")
 
 
+PROBLEM_JSON = "application/problem+json"
+# Headers an error keeps from the exception that raised it.
+KEPT_HEADERS = ("allow", "retry-after", "www-authenticate", "ratelimit-limit", "ratelimit-remaining",
+                "ratelimit-reset", "ratelimit-policy")
+# The field each kind of refusal is about when the view names none: every 4xx of the token API lists one.
+DEFAULT_FIELDS = {401: ("Authorization", "header"), 403: ("Authorization", "header"),
+                  415: ("Content-Type", "header"), 413: (None, "body")}
+
+
+class Problem(HTTPException):
+    """A refusal with more to say than abort() takes: the fields at fault, and extra members (`job`, …)."""
+
+    def __init__(self, status: int, detail: str, *, errors: list[dict] | None = None,
+                 headers: dict | None = None, **extra):
+        self.code = status
+        super().__init__(description=detail)
+        self.errors = errors
+        self.extra = extra
+        self.extra_headers = headers or {}
+
+    def get_headers(self, environ=None, scope=None):
+        return [*super().get_headers(environ, scope), *self.extra_headers.items()]
+
+
+def is_problem_request() -> bool:
+    """The token API: its answers are problem documents."""
+    prefix = current_app.extensions.get("problem_json_prefix")
+    return bool(prefix) and (request.path == prefix or request.path.startswith(prefix + "/"))
+
+
+def field_errors(status: int, message: str, errors: list[dict] | None) -> list[dict]:
+    """The fields at fault: the view's, or the one this kind of refusal is about (a 404's path argument)."""
+    if errors:
+        return [{"file": None, "line": None, "field": None, "location": None, **error} for error in errors]
+    field, location = DEFAULT_FIELDS.get(status, (None, None))
+    if status == 404 and request.view_args:
+        field, location = next(iter(request.view_args)), "path"
+    return [{"file": None, "line": None, "field": field, "location": location, "message": message}]
+
+
+def problem_body(status: int, message: str, *, errors: list[dict] | None = None, **extra) -> dict:
+    """An RFC 9457 problem document; `error` repeats `detail` for scripts written against API 1.0."""
+    try:
+        title = HTTPStatus(status).phrase
+    except ValueError:
+        title = TITLES.get(status, "Error")
+    body = {"type": "about:blank", "title": title, "status": status, "detail": message, "instance": request.path,
+            "error": message}
+    if 400 <= status < 500 or errors:
+        body["errors"] = field_errors(status, message, errors)
+    body.update(extra)
+    return body
+
+
+def problem_response(status: int, message: str, *, headers: dict | None = None, errors: list[dict] | None = None,
+                     **extra) -> Response:
+    response = current_app.response_class(json.dumps(problem_body(status, message, errors=errors, **extra)),
+                                          status=status, mimetype=PROBLEM_JSON)
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
 def is_api_request() -> bool:
     """Tell whether the request wants JSON: an API path, a JSON body, or an Accept header preferring JSON."""
     if request.is_json or request.accept_mimetypes.best == "application/json":
@@ -54,10 +124,13 @@ def is_api_request() -> bool:
 
 
 def error_response(status: int, message: str, *, title: str | None = None, headers: dict | None = None,
-                   **extra) -> Response:
-    """Answer an error: JSON {"error", "status", …extra} on API routes, else the styled page."""
+                   errors: list[dict] | None = None, **extra) -> Response:
+    """Answer an error: a problem document on the token API, JSON {"error", "status", …extra} on other API
+    routes, else the styled page."""
+    if is_problem_request():
+        return problem_response(status, message, headers=headers, errors=errors, **extra)
     if is_api_request():
-        response = jsonify(error=message, status=status, **extra)
+        response = jsonify(error=message, status=status, **({"errors": errors} if errors else {}), **extra)
     else:
         response = Response(_page(status, title or TITLES.get(status, "Error"), message), mimetype="text/html")
     response.status_code = status
@@ -95,8 +168,9 @@ def _message(exc: HTTPException) -> str:
     return MESSAGES.get(code, str(exc.description or TITLES.get(code, "Error"))).format(method=request.method)
 
 
-def register_error_handlers(app: Flask) -> None:
-    """Render every error through error_response."""
+def register_error_handlers(app: Flask, *, problem_json_prefix: str | None = None) -> None:
+    """Render every error through error_response; answers under `problem_json_prefix` are problem documents."""
+    app.extensions["problem_json_prefix"] = problem_json_prefix
 
     @app.errorhandler(CSRFError)
     def csrf_failed(exc: CSRFError):
@@ -108,7 +182,9 @@ def register_error_handlers(app: Flask) -> None:
             return exc
         if exc.code >= 500 and exc.code != 503:
             _rollback()
-        headers = {k: v for k, v in exc.get_headers() if k.lower() in ("allow", "retry-after", "www-authenticate")}
+        headers = {k: v for k, v in exc.get_headers() if k.lower() in KEPT_HEADERS}
+        if isinstance(exc, Problem):
+            return error_response(exc.code, str(exc.description), headers=headers, errors=exc.errors, **exc.extra)
         return error_response(exc.code, _message(exc), headers=headers)
 
     @app.errorhandler(DBAPIError)

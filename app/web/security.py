@@ -8,6 +8,7 @@ from flask_login import current_user
 
 from app.extensions import db
 from app.models import User
+from app.models.users import STAFF_ROLES
 from app.models.ids import parse_db_id
 from app.web.errors import is_api_request
 from app.web.extensions import login_manager
@@ -84,5 +85,5 @@ def may_read_call_details() -> bool:
 
 
 def staff_required(view):
-    """Allow admins and researchers."""
-    return roles_required("admin", "researcher")(view)
+    """Allow admins and researchers (STAFF_ROLES: the token API's `access` takes the same)."""
+    return roles_required(*STAFF_ROLES)(view)

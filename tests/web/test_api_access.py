@@ -13,6 +13,7 @@ from app import create_app
 from app.extensions import db
 from app.models import Study, System, User
 from app.services.accounts import set_active
+from app.services.api_tokens import create_token
 from app.services.metrics import submit_metrics_job
 from app.services.studies import setup
 from tests.conftest import PASSWORDS, AuthActions
@@ -28,7 +29,9 @@ def world(demo):
         study = db.session.scalars(select(Study).order_by(Study.id)).first()
         if study is None:
             study = setup.create_study(setup.StudySpec(name="walk"))
-        values = {"job_id": job.id, "study_id": study.id}
+        spare = create_token(db.session.scalars(select(User).where(User.username == "admin")).one(), scope="read")
+        # A spare token of the admin's to revoke: the walk's own tokens must keep working.
+        values = {"job_id": job.id, "study_id": study.id, "system_id": system.id, "token_id": spare.token.id}
     return demo, values
 
 

@@ -245,8 +245,11 @@ def test_every_write_refuses_a_request_without_a_valid_token(demo):
 
 
 def test_every_write_route_takes_post_only(app):
+    """The pages write with POST only (the walks above send forms); the token API's PUT and DELETE routes are
+    walked with every kind of token in tests/web/test_api_access.py and tests/web/test_api_objects.py."""
     for rule in app.url_map.iter_rules():
-        assert not (rule.methods & {"PUT", "PATCH", "DELETE"}), rule  # the walks above would need another body shape
+        if rule.endpoint.split(".")[0] != API:
+            assert not (rule.methods & {"PUT", "PATCH", "DELETE"}), rule
 
 
 # Cookies, debug mode, passwords

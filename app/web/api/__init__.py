@@ -4,8 +4,9 @@ One blueprint, `api`, split into modules by noun. Each view authorises with `acc
 role, and the token's scope for writes), validates and shapes with the pydantic models of `schemas`
 through spectree, and calls the same service the page calls. Session cookies are never read here
 and the blueprint is exempt from CSRF (a page cannot be tricked into calling it: it needs the token).
+Every answer follows the conventions of `conventions` (ETag, problem documents) and `idempotency`.
 """
-from app.web.api import predictions, runs, studies  # noqa: F401  (their routes)
+from app.web.api import jobs, results, runs, studies, systems, tokens, uploads  # noqa: F401  (their routes)
 from app.web.api.blueprint import bp
 
 __all__ = ["bp"]

@@ -1,7 +1,7 @@
 """API: launch a judge, rater or generation run with the launch forms' options, or only estimate it (dry_run)."""
 from __future__ import annotations
 
-from flask import abort, request
+from flask import request, url_for
 
 from app.services.generation import runs as generation_runs
 from app.services.generation.spec import GenerationError, spec_for_endpoint
@@ -16,33 +16,37 @@ from app.services.rater import launch as rater_launch
 from app.services.studies.lookup import find_study
 from app.web.api.auth import access, caller
 from app.web.api.blueprint import bp
-from app.web.api.schemas import (
-    ErrorBody,
-    GenerationRunIn,
-    JudgeRunIn,
-    RaterRunIn,
-    RunOut,
-)
-from app.web.api.spec import responses, spec
+from app.web.api.schemas import GenerationRunIn, JudgeRunIn, Problem, RaterRunIn, RunOut
+from app.web.api.spec import operation
+from app.web.errors import Problem as Refusal
 
-RUN_RESPONSES = {"HTTP_200": RunOut, "HTTP_201": RunOut, "HTTP_404": ErrorBody, "HTTP_409": ErrorBody,
-                 "HTTP_422": ErrorBody}
+RUN_RESPONSES = {"HTTP_200": RunOut, "HTTP_201": RunOut, "HTTP_404": Problem, "HTTP_409": Problem,
+                 "HTTP_422": Problem}
 
 
 def _duplicate(exc: DuplicateJob):
-    return ErrorBody(error=f"the same run is already {exc.job.status} (job #{exc.job.id})", status=409,
-                     job=exc.job.id), 409
+    return Refusal(409, f"the same run is already {exc.job.status} (job #{exc.job.id})", job=exc.job.id)
 
 
 def _refused(exc: Exception):
-    return ErrorBody(error=str(exc), status=422), 422
+    field = getattr(exc, "field", None)
+    return Refusal(422, str(exc), errors=[{"field": field, "location": "body" if field else None,
+                                           "message": str(exc)}])
+
+
+def _queued(answer: RunOut):
+    return answer, 201, {"Location": url_for("api.job", job_id=answer.job)}
 
 
 @bp.post("/judge-runs")
 @access(write=True)
-@spec.validate(json=JudgeRunIn, resp=responses(**RUN_RESPONSES), tags=["runs"])
+@operation("createJudgeRun", json=JudgeRunIn, resp=RUN_RESPONSES, tags=["runs"], creates=True)
 def judge_run():
-    """A pairwise judge run of a system against a baseline (Judge page), or its dry-run estimate."""
+    """Launch a pairwise judge run of a system against a baseline (Judge page), or estimate it.
+
+    dry_run answers the launch page's estimate (200) and queues nothing; otherwise the job is queued (201). The
+    same run already queued or done is a 409 naming its job.
+    """
     body: JudgeRunIn = request.context.json
     try:
         run = RunSpec(system=body.system, baseline=body.baseline,
@@ -54,19 +58,25 @@ def judge_run():
             return RunOut(dry_run=True, estimate=judge_dry_run(run))
         job = judge_launch(run, concurrency=body.concurrency, budget_usd=body.budget_usd, user_id=caller().id)
     except DuplicateJob as exc:
-        return _duplicate(exc)
+        raise _duplicate(exc) from None
     except (JudgeRunError, ValueError) as exc:  # an unknown profile is a ValueError of the profiles
-        return _refused(exc)
-    return RunOut(dry_run=False, job=job.id), 201
+        raise _refused(exc) from None
+    return _queued(RunOut(dry_run=False, job=job.id))
 
 
 @bp.post("/rater-runs")
 @access(write=True)
-@spec.validate(json=RaterRunIn, resp=responses(**RUN_RESPONSES), tags=["runs"])
+@operation("createRaterRun", json=RaterRunIn, resp=RUN_RESPONSES, tags=["runs"], creates=True)
 def rater_run():
-    """A pointwise rater run over a study's answers (Judge → Rater page), or its dry-run estimate."""
+    """Launch a pointwise rater run over a study's answers (Judge → Rater page), or estimate it.
+
+    dry_run answers the estimate (200) and queues nothing; otherwise the job is queued (201).
+    """
     body: RaterRunIn = request.context.json
-    study = find_study(study_id=body.study) or abort(404, description=f"no study with id {body.study}")
+    study = find_study(study_id=body.study)
+    if study is None:
+        message = f"no study with id {body.study}"
+        raise Refusal(404, message, errors=[{"field": "study", "location": "body", "message": message}])
     run = RaterSpec(study.id, (body.rater_model or load_settings().model or "").strip(),
                     body.prompt_id or current_rater_prompt(body.profile).id, body.temperature, body.profile,
                     body.max_quotes, body.context_tokens, body.json_schema)
@@ -75,17 +85,20 @@ def rater_run():
             return RunOut(dry_run=True, estimate=rater_dry_run(run))
         job = rater_launch(run, concurrency=body.concurrency, budget_usd=body.budget_usd, user_id=caller().id)
     except DuplicateJob as exc:
-        return _duplicate(exc)
+        raise _duplicate(exc) from None
     except RaterRunError as exc:
-        return _refused(exc)
-    return RunOut(dry_run=False, job=job.id), 201
+        raise _refused(exc) from None
+    return _queued(RunOut(dry_run=False, job=job.id))
 
 
 @bp.post("/generation-runs")
 @access(write=True)
-@spec.validate(json=GenerationRunIn, resp=responses(**RUN_RESPONSES), tags=["runs"])
+@operation("createGenerationRun", json=GenerationRunIn, resp=RUN_RESPONSES, tags=["runs"], creates=True)
 def generation_run():
-    """A generation run on an admin's named endpoint (Generate page), or its dry-run estimate."""
+    """Launch a generation run on an endpoint an admin named (Generate page), or estimate it.
+
+    dry_run answers the estimate (200) and queues nothing; otherwise the run and its job are queued (201).
+    """
     body: GenerationRunIn = request.context.json
     options = body.model_dump(exclude={"dry_run", "endpoint", "model", "system_name"})
     try:
@@ -94,7 +107,7 @@ def generation_run():
             return RunOut(dry_run=True, estimate=generation_runs.dry_run(run_spec))
         run, job = generation_runs.launch(run_spec, user_id=caller().id)
     except DuplicateJob as exc:
-        return _duplicate(exc)
+        raise _duplicate(exc) from None
     except GenerationError as exc:
-        return _refused(exc)
-    return RunOut(dry_run=False, job=job.id, run=run.id), 201
+        raise _refused(exc) from None
+    return _queued(RunOut(dry_run=False, job=job.id, run=run.id))

@@ -4,27 +4,44 @@ spectree (maintained, pydantic v2, OpenAPI 3.1) decorates plain Flask views in a
 Flask app, which is what this app is; APIFlask would need its own app class, flask-smorest marshmallow
 beside the pydantic the app already has. Its own documentation pages load scripts from a CDN, so they
 are not registered: the document is served by `openapi` below.
+
+Every view is declared with `operation` (its operationId, models, answers and whether it creates); the
+conventions every operation shares are written into the document here, once (`conventions`): problem
+documents for errors, ETag and 304 on reads, Link on lists, Location and Idempotency-Key on creating POSTs,
+the rate-limit headers, the examples, and the links between operations that schemathesis's stateful phase follows.
 """
 from __future__ import annotations
 
+import copy
 import json
-import re
 
 from flask import abort, jsonify, request
 from spectree import Response, SecurityScheme, SpecTree
 from spectree.models import SecureType, SecuritySchemeData
 
 from app.core.version import __version__
-from app.web.api.schemas import ErrorBody, FieldError
+from app.web.api.schemas import FieldError, Problem
+from app.web.api.spec_links import LINKS
+from app.web.errors import PROBLEM_JSON, problem_body
 from app.web.json_bodies import refusal
 
-# Every answer may be one of these errors (JSON {"error", "status", …}).
+# Every answer may be one of these errors (problem documents).
 COMMON_ERRORS = ("HTTP_400", "HTTP_401", "HTTP_403", "HTTP_429", "HTTP_503")
 JSON_BODY, FORM_BODY = "application/json", "multipart/form-data"
+CREATES: set[str] = set()  # operationIds of the POSTs that create: Location on 201, Idempotency-Key honoured
+HEADER = {"schema": {"type": "string"}}
+INTEGER_HEADER = {"schema": {"type": "integer"}}
+RATE_LIMIT_HEADERS = {
+    "RateLimit-Limit": {"description": "Failed requests allowed per window (bad tokens of the address, or "
+                                       "uses of a token that ended)", **INTEGER_HEADER},
+    "RateLimit-Remaining": {"description": "Failed requests left in this window", **INTEGER_HEADER},
+    "RateLimit-Reset": {"description": "Seconds until the window ends", **INTEGER_HEADER},
+    "RateLimit-Policy": {"description": "The limit and its window, e.g. 100;w=60", **HEADER},
+}
 
 
 def _validation_failed(req, resp, error, instance, model_adapter) -> None:
-    """Rewrite pydantic's 422 into the API's error shape: {"error", "status", "errors": [{file, line, field, message}]}.
+    """Rewrite pydantic's 422 into a problem document whose `errors` name each field, where it is and why.
 
     A body the JSON reader refused reached pydantic as {} (spectree reads it with get_json(silent=True)): the
     422 says why it was refused, and where, instead of listing the fields {} lacks."""
@@ -33,27 +50,30 @@ def _validation_failed(req, resp, error, instance, model_adapter) -> None:
     refused = refusal()
     if refused is not None:
         message = "the body is not JSON the API reads"
-        errors = [FieldError(field=refused.field, line=refused.line, message=str(refused)).model_dump()]
+        errors = [FieldError(field=refused.field, line=refused.line, location="body", message=str(refused))]
     else:
         message = "the request is not valid"
-        errors = [FieldError(field=".".join(str(part) for part in item.get("loc", ())) or None,
-                             message=item.get("msg", "invalid")).model_dump()
+        where = "body" if request.method in ("POST", "PUT", "PATCH") else "query"
+        errors = [FieldError(field=".".join(str(part) for part in item.get("loc", ())) or None, location=where,
+                             message=item.get("msg", "invalid"))
                   for item in model_adapter.validation_errors(error)]
-    resp.set_data(json.dumps({"error": message, "status": 422, "errors": errors}))
-    resp.mimetype = "application/json"
+    resp.set_data(json.dumps(problem_body(422, message, errors=[e.model_dump() for e in errors])))
+    resp.mimetype = PROBLEM_JSON
 
 
 def _schema_name(name: str) -> str:
     """A component name OpenAPI allows: Page[SystemOut] becomes Page_SystemOut; one name per model."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_")
+    return "".join(part for part in name.replace("]", "").split("[") if part) if "[" in name else name
 
 
 spec = SpecTree(
     "flask", mode="strict", title="LEval Studio API", version=__version__, path="_spectree",  # its own pages are not served
-    before=_validation_failed, validation_error_model=ErrorBody,
+    before=_validation_failed, validation_error_model=Problem,
     naming_strategy=lambda model: _schema_name(model.__name__),
     nested_naming_strategy=lambda parent, child: _schema_name(child),
-    description="Token-authenticated JSON API. See docs/api.md.",
+    description="Token-authenticated JSON API for running an evaluation loop from a script: upload predictions, "
+                "follow their metric jobs, read the Leaderboard, set up a study, import and export human scores, "
+                "read the results. Errors are RFC 9457 problem documents. See docs/api.md.",
     security_schemes=[SecurityScheme(name="bearer", data=SecuritySchemeData(type=SecureType.HTTP, scheme="bearer"))],
     security={"bearer": []},
 )
@@ -62,8 +82,24 @@ spec = SpecTree(
 def responses(**codes) -> Response:
     """The endpoint's answers: its own, and the errors every endpoint may give."""
     for code in COMMON_ERRORS:
-        codes.setdefault(code, ErrorBody)
+        codes.setdefault(code, Problem)
     return Response(**codes)
+
+
+def operation(operation_id: str, *, tags: list[str], resp: dict, query=None, json=None, form=None,
+              path: dict[str, str] | None = None, creates: bool = False):
+    """Declare a view: its operationId (what a generated client calls it), models, answers; `creates`: a POST
+    that makes something (201 with Location; a repeated Idempotency-Key replays its first answer)."""
+    if creates:
+        CREATES.add(operation_id)
+    validate = spec.validate(query=query, json=json, form=form, resp=responses(**resp), tags=tags,
+                             operation_id=operation_id, path_parameter_descriptions=path)
+
+    def decorator(view):
+        view.api_creates = creates
+        return validate(view)
+
+    return decorator
 
 
 def body_media_type(view) -> str | None:
@@ -75,7 +111,7 @@ def body_media_type(view) -> str | None:
     metadata = spec.get_function_metadata(view)
     media_type = metadata and (JSON_BODY if metadata.json else FORM_BODY if metadata.form else None)
     if media_type and metadata.resp is not None:
-        metadata.resp.add_model(415, ErrorBody, replace=False)
+        metadata.resp.add_model(415, Problem, replace=False)
     return media_type
 
 
@@ -93,10 +129,82 @@ def refuse_other_media_types(media_type: str) -> None:
                            f"(it came {f'as {sent}' if sent else 'without a Content-Type'})")
 
 
+def _schema(document: dict, media: dict) -> dict:
+    ref = media.get("schema", {}).get("$ref", "")
+    return document["components"]["schemas"].get(ref.rsplit("/", 1)[-1], {}) if ref else media.get("schema", {})
+
+
+def _page_example(document: dict, name: str, schema: dict) -> None:
+    """A page's example, from its items' example (a generic page has no example of its own)."""
+    item = _schema(document, schema["properties"]["items"].get("items", {}))
+    if "examples" in item:
+        schema["examples"] = [{"items": item["examples"][:1], "page": 1, "per_page": 100, "total": 1}]
+
+
+def _problem_content(document: dict) -> dict:
+    return {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"},
+                           "example": document["components"]["schemas"]["Problem"]["examples"][0]}}
+
+
+def conventions(document: dict) -> dict:
+    """Write the conventions every operation shares into the document spectree made."""
+    schemas = document["components"]["schemas"]
+    for name, schema in schemas.items():
+        if "examples" not in schema and name.startswith("Page") and "items" in schema.get("properties", {}):
+            _page_example(document, name, schema)
+    for item in document["paths"].values():
+        for method, operation_ in item.items():
+            parameters = operation_.setdefault("parameters", [])
+            answers = operation_["responses"]
+            for code, answer in answers.items():
+                if int(code) >= 400:
+                    answer["content"] = _problem_content(document)
+                for media in answer.get("content", {}).values():
+                    example = _schema(document, media).get("examples")
+                    if example and "example" not in media:
+                        media["example"] = example[0]
+            for media_type, media in operation_.get("requestBody", {}).get("content", {}).items():
+                example = _schema(document, media).get("examples")
+                if example and media_type == JSON_BODY:  # a form's example cannot hold its file
+                    media["example"] = example[0]
+            for code in ("401", "429"):
+                answers.setdefault(code, {"description": "", "content": _problem_content(document)})
+                answers[code].setdefault("headers", {}).update(RATE_LIMIT_HEADERS)
+            answers["429"]["headers"]["Retry-After"] = {"description": "Seconds to wait", **INTEGER_HEADER}
+            answers["401"]["headers"]["WWW-Authenticate"] = {"description": "Bearer realm=\"api\"", **HEADER}
+            if method == "get" and "200" in answers:
+                answers["200"].setdefault("headers", {})["ETag"] = {
+                    "description": "The answer's entity tag: send it back as If-None-Match", **HEADER}
+                answers["304"] = {"description": "Not Modified: the answer is still the one If-None-Match named "
+                                                 "(no body)", "headers": {"ETag": HEADER}}
+                parameters.append({"name": "If-None-Match", "in": "header", "required": False, "schema":
+                                   {"type": "string"}, "description": "An ETag of an earlier answer: 304 if it is "
+                                                                      "still current"})
+                ref = answers["200"].get("content", {}).get("application/json", {}).get("schema", {}).get("$ref", "")
+                if ref.rsplit("/", 1)[-1].startswith("Page"):
+                    answers["200"]["headers"]["Link"] = {
+                        "description": "RFC 8288 links to the first, prev, next and last pages", **HEADER}
+            if operation_["operationId"] in CREATES:
+                answers["201"].setdefault("headers", {})["Location"] = {
+                    "description": "The path of what was made", **HEADER}
+                parameters.append({"name": "Idempotency-Key", "in": "header", "required": False, "schema": {
+                    "type": "string", "minLength": 1, "maxLength": 255}, "description": "A key of your own: the "
+                    "same key and request within 24 hours answer the first answer again (Idempotent-Replayed: "
+                    "true) instead of making a second one; the same key with another request is a 422"})
+            for code, links in LINKS.get(operation_["operationId"], {}).items():
+                answers[code]["links"] = links
+            if not operation_["parameters"]:
+                del operation_["parameters"]
+    return document
+
+
 def document() -> dict:
-    """The OpenAPI document of the API routes (spectree walks the app's url_map)."""
-    return spec.spec
+    """The OpenAPI document of the API routes (spectree walks the app's url_map; conventions are added once)."""
+    if not hasattr(spec, "_leval_document"):
+        spec._leval_document = conventions(copy.deepcopy(spec.spec))
+    return spec._leval_document
 
 
 def openapi():
+    """The OpenAPI 3.1 document."""
     return jsonify(document())
