@@ -15,6 +15,24 @@ ASCII_DIGITS = "[0-9]+"
 _WHOLE = re.compile(ASCII_DIGITS)
 
 
+def digits_up_to(maximum: int) -> str:
+    """A regular expression of the ASCII numbers from 0 to `maximum` (leading zeros allowed within its length).
+
+    A route whose converter matches only these never matches a number beyond them: werkzeug then answers 404,
+    not the 405 it gives when another method's rule on the same path matched the text but not its range.
+    """
+    top = str(maximum)
+    width = len(top)
+    parts = [f"[0-9]{{1,{width - 1}}}"] if width > 1 else []
+    for i, digit in enumerate(top):
+        last = i == width - 1
+        low, high = (1 if i == 0 and width > 1 else 0), int(digit) - (0 if last else 1)
+        if high >= low:
+            choice = str(low) if high == low else f"[{low}-{high}]"
+            parts.append(top[:i] + choice + ("" if last else f"[0-9]{{{width - i - 1}}}"))
+    return "(?:" + "|".join(parts) + ")"
+
+
 def parse_whole_number(text: str | None, *, maximum: int) -> int | None:
     """The number `text` spells in ASCII digits (surrounding spaces allowed), if it is at most `maximum`; else None."""
     text = (text or "").strip()

@@ -12,14 +12,15 @@ from collections.abc import Iterable
 from flask import request
 from werkzeug.routing import IntegerConverter, ValidationError
 
-from app.core.numbers import ASCII_DIGITS
+from app.core.numbers import digits_up_to
 from app.models.ids import MAX_DB_ID, parse_db_id
 
 
 class DbIdConverter(IntegerConverter):
-    """`<int:…>` for ids: ASCII digits, 0 to MAX_DB_ID; anything else does not match the route."""
+    """`<int:…>` for ids: ASCII digits, 0 to MAX_DB_ID; anything else does not match the route (its regex spells
+    the range, so a number beyond it is a 404 even where two methods of one path have rules of their own)."""
 
-    regex = ASCII_DIGITS
+    regex = digits_up_to(MAX_DB_ID)
 
     def __init__(self, map, fixed_digits: int = 0, min: int | None = None, max: int | None = None,  # noqa: A002
                  signed: bool = False) -> None:

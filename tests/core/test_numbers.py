@@ -1,11 +1,14 @@
 """Whole numbers typed as text: ASCII digits only, bounded before conversion, never an exception."""
 from __future__ import annotations
 
+import random
+import re
+
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from app.core.numbers import parse_whole_number
+from app.core.numbers import digits_up_to, parse_whole_number
 from app.models.ids import MAX_DB_ID, parse_db_id
 
 pytestmark = pytest.mark.database_free
@@ -58,3 +61,15 @@ def test_any_text_is_a_number_in_range_or_none_never_an_error(text):
 def test_every_storable_id_reads_back(number):
     assert parse_db_id(str(number)) == number
     assert parse_db_id(f" {number}\n") == number
+
+
+@pytest.mark.parametrize("maximum", [0, 7, 10, 99, 100, 1000, 2**31 - 1, 2**63 - 1])
+def test_the_id_pattern_matches_exactly_the_numbers_up_to_its_maximum(maximum):
+    """The id routes' converter spells its range in its regex (a number beyond it matches no rule: a 404)."""
+    pattern = re.compile(digits_up_to(maximum))
+    randoms = random.Random(maximum)
+    numbers = [*range(0, 1200), maximum - 1, maximum, maximum + 1, 10 * maximum + 9,
+               *(randoms.randrange(0, 10 * maximum + 10) for _ in range(5000))]
+    wrong = [n for n in numbers if n >= 0 and bool(pattern.fullmatch(str(n))) != (n <= maximum)]
+    assert not wrong
+    assert not pattern.fullmatch("٣") and not pattern.fullmatch("-1") and not pattern.fullmatch("")
