@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import screenshot, sign_in
+from tests.e2e.conftest import count_navigations, navigations, painted, screenshot, sign_in, wait_until_true
 from tests.e2e.test_scoring import QUESTION_URL, database, make_annotator, score_with_mouse, wait_saved
 
 pytestmark = pytest.mark.e2e
@@ -69,7 +69,6 @@ def test_the_first_answer_takes_the_first_key_on_arriving_at_each_question(live_
     for size, name in zip(SIZES, ("uma", "vik")):
         context = browser.new_context(viewport=size)
         page = context.new_page()
-        page.set_default_timeout(15_000)
         where = f"at {size['width']}×{size['height']}"
         sign_in(page, live_server.url, name, make_annotator(live_server, name))  # lands on question 1
         first = question_id(page)
@@ -152,7 +151,6 @@ def test_keys_on_a_scored_question_never_move_the_work_bar(live_server, browser)
     for size in SIZES:
         context = browser.new_context(viewport=size)
         page = context.new_page()
-        page.set_default_timeout(15_000)
         sign_in(page, live_server.url, "kim", password)
         if scored_url is None:
             score_with_mouse(page, {"A": 3, "B": 4, "C": 2, "D": 5})
@@ -166,7 +164,7 @@ def test_keys_on_a_scored_question_never_move_the_work_bar(live_server, browser)
                 "j", "4", "c", "Escape", "j", "j", "c", "k", "Escape", "k", "3", "k", "k", "k", "c", "Escape"]
         for index, key in enumerate(keys):
             page.keyboard.press(key)
-            page.wait_for_timeout(30)
+            painted(page)  # whatever the key moved is on screen
             box = bar_box(page)
             where = f"after key {index} ({key!r}) at {size['width']}×{size['height']}"
             assert box == before, where
@@ -181,9 +179,12 @@ def test_keys_on_a_scored_question_never_move_the_work_bar(live_server, browser)
         expect(current).to_have_count(1)
         expect(current).to_be_in_viewport()
         # The wheel over the answers scrolls the pane, not the page.
+        top = page.evaluate("document.getElementById('score-panel').scrollTop")
+        assert top > 0
         page.mouse.move(size["width"] * 0.75, size["height"] * 0.6)
         page.mouse.wheel(0, -5000)
-        page.wait_for_timeout(200)
+        wait_until_true(page, f"document.getElementById('score-panel').scrollTop < {top}")
+        painted(page)
         assert bar_box(page) == before and viewport_scroll(page) == (0, 0)
         screenshot(page, f"annotator-keys-{size['width']}")
         context.close()
@@ -193,9 +194,9 @@ def test_n_and_p_move_between_questions_but_not_from_text_boxes_or_with_modifier
     sign_in(page, live_server.url, "lena", make_annotator(live_server, "lena"))
     first = page.url
     expect(page.get_by_text("Question 1 of 10")).to_be_visible()
+    count_navigations(page)
     page.keyboard.press("p")  # nothing before the first question
-    page.wait_for_timeout(300)
-    assert page.url == first
+    assert navigations(page) == 0 and page.url == first
     page.keyboard.press("n")
     expect(page.get_by_text("Question 2 of 10")).to_be_visible()
     page.wait_for_load_state()  # the text shows before the deferred scripts that take the keys have run
@@ -207,17 +208,16 @@ def test_n_and_p_move_between_questions_but_not_from_text_boxes_or_with_modifier
     expect(page.get_by_label("Comment on Answer A")).to_have_value("no thanks")
     page.get_by_label("Comment on Answer A").fill("")  # a comment without a score would hold the page
     page.get_by_role("searchbox", name="Find in document").fill("")
+    count_navigations(page)
     page.get_by_role("searchbox", name="Find in document").type("plan n")
-    page.wait_for_timeout(300)
-    assert page.url == second
+    assert navigations(page) == 0 and page.url == second
     page.keyboard.press("Escape")
     page.keyboard.press("Escape")
     page.locator("#doc-body").focus()
     # With a modifier the key belongs to the browser (or the screen reader).
     for chord in ("Control+n", "Alt+n", "Shift+N", "Alt+p", "Meta+p"):
         page.keyboard.press(chord)
-    page.wait_for_timeout(300)
-    assert page.url == second
+    assert navigations(page) == 0 and page.url == second
     page.keyboard.press("p")
     expect(page.get_by_text("Question 1 of 10")).to_be_visible()
     page.wait_for_load_state()

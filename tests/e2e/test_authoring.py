@@ -6,7 +6,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import screenshot, sign_in, start_server, stop_server, wait_until_true
+from tests.e2e.conftest import painted, screenshot, sign_in, start_server, stop_server, wait_until_true
 from tests.support.shared import HUMAN_EVAL, shared_available
 
 pytestmark = pytest.mark.e2e
@@ -25,14 +25,20 @@ def server(tmp_path):
 
 
 def drag_select(page, segment: int, start_frac: float, end_frac: float) -> None:
-    """Select text the way a person does: press inside a paragraph of the document and drag."""
+    """Select text the way a person does: press inside a paragraph of the document, where it shows in the
+    pane, and drag. A paragraph taller than the pane is scrolled to with its top out of view."""
     paragraph = page.locator("#doc-body p.doc-seg").nth(segment)
     paragraph.scroll_into_view_if_needed()
+    painted(page)  # a paragraph off screen is laid out at its real size once it comes into view
     box = paragraph.bounding_box()
-    y = box["y"] + 8
+    pane = page.locator("#doc-body").bounding_box()
+    top = max(box["y"], pane["y"])
+    bottom = min(box["y"] + box["height"], pane["y"] + pane["height"])
+    assert bottom - top > 24, (box, pane)  # at least a line of it is on screen
+    y = top + 8
     page.mouse.move(box["x"] + box["width"] * start_frac, y)
     page.mouse.down()
-    page.mouse.move(box["x"] + box["width"] * end_frac, y + box["height"] * 0.5, steps=8)
+    page.mouse.move(box["x"] + box["width"] * end_frac, min(y + box["height"] * 0.5, bottom - 8), steps=8)
     page.mouse.up()
 
 
@@ -62,6 +68,8 @@ def test_author_two_pairs_reload_export_and_reimport(server, page, tmp_path):
     sign_in(page, server.url, server.admin_user, server.admin_password)
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Generate").click()
     page.get_by_role("link", name="Author pairs").click()
+    expect(page.get_by_role("heading", name="Author new question/answer pairs", level=1)).to_be_visible()
+    page.wait_for_load_state()  # the whole table, not the rows parsed so far
     words = [int(w.replace(",", "")) for w in page.locator("#author-documents tbody tr td:nth-child(4)").all_inner_texts()]
     assert words == sorted(words, reverse=True) and words[0] == max(words)
     if shared_available():
@@ -103,10 +111,10 @@ def test_author_two_pairs_reload_export_and_reimport(server, page, tmp_path):
         assert line["input"][span["start"]:span["end"]] == span["quote"] and len(span["quote"]) > 5
     before = [(a["evidence"], a["author"]) for a in new]
 
-    for _ in range(2):  # delete both, then bring them back from the export
+    for left in (1, 0):  # delete both, then bring them back from the export
         page.locator("#pair-list > li").first.get_by_role("button", name="Delete").click()
+        expect(page.locator("#pair-list > li")).to_have_count(left)  # gone once the server has deleted it
         expect(page.locator("#pair-status")).to_have_text("Deleted.")
-    expect(page.locator("#pair-list > li")).to_have_count(0)
     page.goto(server.url + "/author/")
     page.get_by_label("L-Eval task file or an export (.jsonl)").set_input_files(str(exported))
     page.get_by_role("button", name="Import").click()

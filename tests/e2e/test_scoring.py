@@ -233,9 +233,10 @@ def test_a_failed_save_is_reported_and_retried(live_server, page):
     expect(status).to_contain_text("Could not save Answer A: the server answered 503")
     expect(status).to_contain_text("Retrying")
     expect(page.locator("#answer-A [data-state]")).to_have_text("Not saved yet")
-    page.wait_for_timeout(200)  # let the radio's colour transition finish before the picture
+    # The picture once the radio's colour transition has ended.
+    page.evaluate("() => Promise.all(document.getAnimations().map((animation) => animation.finished))")
     screenshot(page, "scoring-save-failed")
-    expect(status).to_have_text("Saved", timeout=10_000)
+    expect(status).to_have_text("Saved")
     page.reload()
     expect_scores(page, {"A": 4})
 
