@@ -6,7 +6,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import painted, screenshot, sign_in, start_server, stop_server, wait_until_true
+from tests.e2e.conftest import painted, screenshot, sign_in, start_server, stop_server, wait_until, wait_until_true
 from tests.support.shared import HUMAN_EVAL, shared_available
 
 pytestmark = pytest.mark.e2e
@@ -24,28 +24,41 @@ def server(tmp_path):
         stop_server(server)
 
 
-def drag_select(page, segment: int, start_frac: float, end_frac: float) -> None:
-    """Select text the way a person does: press inside a paragraph of the document, where it shows in the
-    pane, and drag. A paragraph taller than the pane is scrolled to with its top out of view."""
-    paragraph = page.locator("#doc-body p.doc-seg").nth(segment)
+def shown_part(page, paragraph) -> tuple[dict, float, float] | None:
+    """Scroll the document pane to a paragraph; its box and the top and bottom of the part of it the pane
+    shows, once that part holds a line or more and stays put from one frame to the next. Paragraphs are
+    content-visibility: auto: one coming into view is laid out at its real size a frame later (399 px
+    measured, 620 px drawn), and those laid out on the way push it along."""
     paragraph.scroll_into_view_if_needed()
-    painted(page)  # a paragraph off screen is laid out at its real size once it comes into view
+    painted(page)
     box = paragraph.bounding_box()
+    painted(page)
+    if box != paragraph.bounding_box():
+        return None
     pane = page.locator("#doc-body").bounding_box()
-    top = max(box["y"], pane["y"])
-    bottom = min(box["y"] + box["height"], pane["y"] + pane["height"])
-    assert bottom - top > 24, (box, pane)  # at least a line of it is on screen
+    top, bottom = max(box["y"], pane["y"]), min(box["y"] + box["height"], pane["y"] + pane["height"])
+    return (box, top, bottom) if bottom - top > 24 else None
+
+
+def select_text(page, segment: int, start_frac: float, end_frac: float) -> None:
+    """Select text the way a person does: click where it starts in a paragraph of the document, where the
+    pane shows it, and Shift+click where it ends. (A drag pressed at some heights of a line selects nothing
+    in Chromium, so which text a drag got depended on where the pane had scrolled.)"""
+    paragraph = page.locator("#doc-body p.doc-seg").nth(segment)
+    shown = []
+    wait_until(page, lambda: shown.append(shown_part(page, paragraph)) or shown[-1], f"paragraph {segment} in view")
+    box, top, bottom = shown[-1]
     y = top + 8
-    page.mouse.move(box["x"] + box["width"] * start_frac, y)
-    page.mouse.down()
-    page.mouse.move(box["x"] + box["width"] * end_frac, min(y + box["height"] * 0.5, bottom - 8), steps=8)
-    page.mouse.up()
+    page.mouse.click(box["x"] + box["width"] * start_frac, y)
+    page.keyboard.down("Shift")
+    page.mouse.click(box["x"] + box["width"] * end_frac, min(y + box["height"] * 0.5, bottom - 8))
+    page.keyboard.up("Shift")
 
 
 def author(page, instruction: str, answer: str, segment: int) -> None:
     page.get_by_label("Instruction").fill(instruction)
     page.get_by_label("Answer").fill(answer)
-    drag_select(page, segment, 0.1, 0.6)
+    select_text(page, segment, 0.1, 0.6)
     assert page.evaluate("window.getSelection().toString().length") > 5
     page.get_by_role("button", name="Add selected text as evidence").click()
     expect(page.locator("#evidence-list li")).to_have_count(1)
@@ -126,3 +139,23 @@ def test_author_two_pairs_reload_export_and_reimport(server, page, tmp_path):
     again = json.loads(open(again_info.value.path(), encoding="utf-8").read())
     assert [(a["evidence"], a["author"]) for a in again["authored"] if a is not None] == before
     assert problems == []
+
+
+def test_evidence_selected_anywhere_in_the_longest_document_is_the_text_selected(server, page):
+    """Paragraphs through the document, including ones where a dragged selection used to catch nothing
+    (a press at some heights of a line; which height depended on where the pane had scrolled)."""
+    sign_in(page, server.url, server.admin_user, server.admin_password)
+    page.goto(server.url + "/author/")
+    page.locator("#author-documents tbody tr").first.get_by_role("link").click()
+    expect(page.locator("#doc-body")).to_have_attribute("aria-busy", "false")  # every paragraph is there
+    paragraphs = page.locator("#doc-body p.doc-seg").count()
+    segments = [segment for segment in (3, 14, 20, 29) if segment < paragraphs]
+    selected = []
+    for segment in segments:
+        select_text(page, segment, 0.1, 0.6)
+        selected.append(page.evaluate("window.getSelection().toString()"))
+        assert len(selected[-1].strip()) > 5, segment
+        page.get_by_role("button", name="Add selected text as evidence").click()
+        expect(page.locator("#evidence-list li")).to_have_count(len(selected))
+    quotes = page.locator("#evidence-list .evidence-quote").all_inner_texts()  # each shown as “…”
+    assert [" ".join(q.split()) for q in quotes] == ["“" + " ".join(s.split()) + "”" for s in selected]
