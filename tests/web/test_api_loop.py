@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 from app.extensions import db
 from app.models import Prediction, Score, Study, System, User
 from app.services.metrics import submit_metrics_job
+from app.services.studies import setup
 from app.web.api.schemas.common import JOB_KINDS
 from tests.support.api import bearer, make_token
 from tests.support.predictions import demo_file, demo_rows, jsonl, make_zip
@@ -216,6 +217,31 @@ def test_a_study_is_created_with_systems_annotators_and_an_adaptive_budget(api):
         assert refused.status_code == 422 and refused.get_json()["errors"][0]["field"] == field, (body, refused.json)
     with app.app_context():
         assert not db.session.scalar(select(func.count(Study.id)).where(Study.name.like("x_")))
+
+
+@pytest.mark.parametrize("field,beyond,within", [
+    *((name, setup.COUNT_MAX + 1, setup.COUNT_MAX) for name in setup.ADAPTIVE_COUNTS),
+    *((name, setup.AMOUNT_MAX, setup.AMOUNT_MAX / 2) for name in setup.ADAPTIVE_AMOUNTS),
+    *((name, 0, 1) for name in (*setup.ADAPTIVE_COUNTS, *setup.ADAPTIVE_AMOUNTS)),
+    ("calibration_documents", max(setup.CALIBRATION_CHOICES) + 1, max(setup.CALIBRATION_CHOICES)),
+])
+def test_the_apis_adaptive_bounds_are_the_study_services(api, field, beyond, within):
+    """The form, the CLI and the API refuse the same adaptive values: StudySpec's check owns the bounds, and the
+    API's document states them (a client learns them from it)."""
+    app, client = api
+    body = {"annotators": ["annotator", "researcher"], "allocation": "adaptive", "budget_answers": 5}
+    refused = client.post("/api/v1/studies", json={**body, "name": "beyond", field: beyond})
+    assert refused.status_code == 422 and refused.get_json()["errors"][0]["field"] == field, refused.get_json()
+    accepted = client.post("/api/v1/studies", json={**body, "name": "within", field: within})
+    assert accepted.status_code == 201, accepted.get_json()
+    assert accepted.get_json()["adaptive"][field] == within
+    with app.app_context(), pytest.raises(setup.StudyError) as service:
+        setup.create_study(setup.StudySpec(name="beyond", allocation="adaptive", **{"budget_answers": 5,
+                                                                                     field: beyond}))
+    assert service.value.field == field
+    stated = client.get("/api/v1/openapi.json").get_json()["components"]["schemas"]["StudyCreate"]
+    bounds = next(part for part in stated["properties"][field]["anyOf"] if part.get("type") != "null")
+    assert {"maximum", "exclusiveMaximum", "enum"} & set(bounds), bounds
 
 
 def test_a_study_takes_its_systems_and_is_deleted_with_its_scores_only_when_forced(api):

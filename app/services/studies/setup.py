@@ -66,6 +66,19 @@ class StudySpec:
     max_documents_per_annotator: int | None = None
 
 
+# The adaptive settings' bounds, owned here: the form and the CLI reach them through create_study, and the API's
+# document states them from these names (its schema reads them, so a client is told the same rule).
+COUNT_MAX = 10_000_000  # whole numbers: at least 1 and at most this (an Integer column in both databases)
+ADAPTIVE_COUNTS = {"budget_documents": "budget of documents", "budget_answers": "budget of answers",
+                   "min_per_answer": "minimum per answer",
+                   "max_documents_per_annotator": "cap of documents per annotator"}
+AMOUNT_MAX = 1e6  # hours and score margins: above 0 and below this (inf and NaN refused)
+ADAPTIVE_AMOUNTS = {"budget_hours": "budget of hours", "tie_margin": "tie margin",
+                    "start_window_hours": "start window"}
+CALIBRATION_CHOICES = (1, 2)
+ADAPTIVE_SETTINGS = (*ADAPTIVE_COUNTS, *ADAPTIVE_AMOUNTS, "calibration_documents")
+
+
 def answering_systems(question_ids: list[int]) -> list[int]:
     """Systems with at least one prediction on these questions, by name."""
     if not question_ids:
@@ -127,10 +140,8 @@ def _check_overlap(overlap: int | None, annotator_ids: list[int] | None) -> None
 def _check_allocation(spec: StudySpec) -> None:
     if spec.allocation not in ALLOCATIONS:
         raise StudyError(f"Allocation must be one of {', '.join(ALLOCATIONS)}.", field="allocation")
-    budget = (spec.budget_documents, spec.budget_answers, spec.budget_hours, spec.min_per_answer, spec.tie_margin,
-              spec.calibration_documents, spec.start_window_hours, spec.max_documents_per_annotator)
     if spec.allocation == "fixed":
-        if any(value is not None for value in budget):
+        if any(getattr(spec, name) is not None for name in ADAPTIVE_SETTINGS):
             raise StudyError("A budget, a minimum per answer, a tie margin, calibration documents, a start window "
                              "and a cap per annotator belong to an adaptive study (allocation adaptive).",
                              field="allocation")
@@ -141,17 +152,17 @@ def _check_allocation(spec: StudySpec) -> None:
     if spec.budget_documents is None and spec.budget_answers is None and spec.budget_hours is None:
         raise StudyError("An adaptive study needs a budget: documents read, answers scored or annotator-hours.",
                          field="budget_documents")
-    for name, value in (("budget of documents", spec.budget_documents), ("budget of answers", spec.budget_answers),
-                        ("minimum per answer", spec.min_per_answer),
-                        ("cap of documents per annotator", spec.max_documents_per_annotator)):
-        if value is not None and value < 1:
-            raise StudyError(f"The {name} must be at least 1.")
-    if spec.calibration_documents is not None and spec.calibration_documents not in (1, 2):
-        raise StudyError("The calibration documents must be 1 or 2.", field="calibration_documents")
-    for name, value in (("budget of hours", spec.budget_hours), ("tie margin", spec.tie_margin),
-                        ("start window", spec.start_window_hours)):
-        if value is not None and not (value > 0 and value < 1e6):
-            raise StudyError(f"The {name} must be a positive number.")
+    for name, label in ADAPTIVE_COUNTS.items():
+        value = getattr(spec, name)
+        if value is not None and not 1 <= value <= COUNT_MAX:
+            raise StudyError(f"The {label} must be at least 1 and at most {COUNT_MAX:,}.", field=name)
+    if spec.calibration_documents is not None and spec.calibration_documents not in CALIBRATION_CHOICES:
+        raise StudyError(f"The calibration documents must be {' or '.join(map(str, CALIBRATION_CHOICES))}.",
+                         field="calibration_documents")
+    for name, label in ADAPTIVE_AMOUNTS.items():
+        value = getattr(spec, name)
+        if value is not None and not 0 < value < AMOUNT_MAX:
+            raise StudyError(f"The {label} must be a positive number below {AMOUNT_MAX:,.0f}.", field=name)
 
 
 def create_study(spec: StudySpec, *, by_user_id: int | None = None) -> Study:

@@ -5,6 +5,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# The adaptive settings' bounds are the service's (StudySpec's check owns them; the document states them).
+from app.services.studies.setup import AMOUNT_MAX, CALIBRATION_CHOICES, COUNT_MAX
 from app.web.api.schemas.common import (
     Allocation,
     Everyone,
@@ -55,17 +57,18 @@ class StudyCreate(BaseModel):
     allocation: Allocation = Field("fixed", description="fixed: each document to `overlap` annotators; adaptive: "
                                    "a budget spent on the most reliable readers (docs/adaptive.md)")
     overlap: int | None = Field(None, ge=1, le=9999, description="Fixed: annotators per document; null: everyone")
-    budget_documents: int | None = Field(None, ge=1, le=10_000_000, description="Adaptive: documents read in all")
-    budget_answers: int | None = Field(None, ge=1, le=10_000_000, description="Adaptive: answers scored in all")
-    budget_hours: float | None = Field(None, gt=0, lt=1e6, description="Adaptive: annotator-hours in all")
-    min_per_answer: int | None = Field(None, ge=1, le=9999, description="Adaptive: annotators per answer at least")
-    tie_margin: float | None = Field(None, gt=0, lt=1e6, description="Adaptive: score difference below which two "
-                                     "systems tie")
-    calibration_documents: Literal[1, 2] | None = Field(None, description="Adaptive: documents every annotator "
-                                                        "reads first (default 1)")
-    start_window_hours: float | None = Field(None, gt=0, lt=1e6, description="Adaptive: hours annotators have to "
-                                             "start before the study goes on without them")
-    max_documents_per_annotator: int | None = Field(None, ge=1, le=10_000_000,
+    budget_documents: int | None = Field(None, ge=1, le=COUNT_MAX, description="Adaptive: documents read in all")
+    budget_answers: int | None = Field(None, ge=1, le=COUNT_MAX, description="Adaptive: answers scored in all")
+    budget_hours: float | None = Field(None, gt=0, lt=AMOUNT_MAX, description="Adaptive: annotator-hours in all")
+    min_per_answer: int | None = Field(None, ge=1, le=COUNT_MAX, description="Adaptive: annotators per answer at "
+                                       "least")
+    tie_margin: float | None = Field(None, gt=0, lt=AMOUNT_MAX, description="Adaptive: score difference below "
+                                     "which two systems tie")
+    calibration_documents: Literal[CALIBRATION_CHOICES] | None = Field(  # type: ignore[valid-type]
+        None, description="Adaptive: documents every annotator reads first (default 1)")
+    start_window_hours: float | None = Field(None, gt=0, lt=AMOUNT_MAX, description="Adaptive: hours annotators "
+                                             "have to start before the study goes on without them")
+    max_documents_per_annotator: int | None = Field(None, ge=1, le=COUNT_MAX,
                                                     description="Adaptive: documents one annotator reads at most")
 
 
