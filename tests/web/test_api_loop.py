@@ -13,6 +13,7 @@ from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import Prediction, Score, Study, System, User
+from app.models.ids import MAX_DB_ID
 from app.services.metrics import submit_metrics_job
 from app.services.studies import setup
 from app.web.api.schemas.common import JOB_KINDS
@@ -252,6 +253,14 @@ def test_a_study_takes_its_systems_and_is_deleted_with_its_scores_only_when_forc
 
         generate_scores(["ann1"], seed=1, study_id=study)
     first = client.get(f"/api/v1/studies/{study}").get_json()["system_ids"][0]
+    for beyond in (MAX_DB_ID + 1, 2**70, 0):  # no id column holds these (2**70 overflowed SQLite: a 500)
+        refused = client.put(f"/api/v1/studies/{study}/systems", json={"systems": [first, beyond]})
+        assert refused.status_code == 422, refused.get_json()
+        assert refused.get_json()["errors"][0]["field"].startswith("systems"), refused.get_json()
+    with app.app_context():  # the service too: such an id names no system
+        with pytest.raises(setup.StudyError, match="No such system id"):
+            setup.set_systems(db.session.get(Study, study), [first, 2**70])
+        db.session.rollback()
     chosen = client.put(f"/api/v1/studies/{study}/systems", json={"systems": [first]})
     assert chosen.status_code == 200 and chosen.get_json()["system_ids"] == [first]
     refused = client.delete(f"/api/v1/studies/{study}")

@@ -20,6 +20,7 @@ from app.models import (
     User,
 )
 from app.models.corpus import REFERENCE_KINDS
+from app.models.ids import MAX_DB_ID
 from app.models.studies import ALLOCATIONS, REFERENCE_POLICIES, STUDY_STATUSES
 from app.services import question_sets as sets
 from app.services.demo_scope import questions_are_demo
@@ -217,7 +218,9 @@ def create_study(spec: StudySpec, *, by_user_id: int | None = None) -> Study:
 def set_systems(study: Study, system_ids: list[int]) -> list[str]:
     """Make exactly these systems the study's (their current answers pinned); return what was said."""
     wanted = list(dict.fromkeys(system_ids))
-    found = set(db.session.scalars(select(System.id).where(System.id.in_(wanted))))
+    # An id no column holds names no system: never sent to the database (SQLite overflows past 64 bits).
+    found = set(db.session.scalars(select(System.id).where(System.id.in_([s for s in wanted
+                                                                            if 1 <= s <= MAX_DB_ID]))))
     if len(found) != len(wanted):
         raise StudyError(f"No such system id: {', '.join(str(s) for s in wanted if s not in found)}.", field="systems")
     current = set(db.session.scalars(select(StudySystem.system_id).where(StudySystem.study_id == study.id)))

@@ -10,6 +10,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, PlainSerialize
 
 from app.models.base import as_utc
 from app.models.corpus import REFERENCE_KINDS
+from app.models.ids import MAX_DB_ID
 from app.models.jobs import JOB_STATUSES
 from app.models.studies import ALLOCATIONS, REFERENCE_POLICIES, STUDY_STATUSES
 from app.models.tokens import TOKEN_SCOPES
@@ -40,6 +41,9 @@ Allocation = _enum("Allocation", ALLOCATIONS, "How a study shares out its answer
 TokenScope = _enum("TokenScope", TOKEN_SCOPES, "read: only reads; write: may also change what the role allows")
 TokenState = _enum("TokenState", ("active", "expired", "revoked"), "Whether a token still works")
 Location = Literal["path", "query", "header", "body", "file"]
+# An id a client sends: what an id column holds on every supported database (app.models.ids owns the range), so a
+# number beyond it is refused as data, never taken to the database.
+DbId = Annotated[int, Field(ge=1, le=MAX_DB_ID)]
 # "everyone" as a one-value enum (not a JSON Schema `const`), the union shape client generators read.
 Everyone = Annotated[Literal["everyone"], WithJsonSchema({"type": "string", "enum": ["everyone"],
                                                           "description": "Every account may score"})]

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validat
 
 from app.core.metrics import METRIC_KEYS
 from app.web.api.schemas.common import (
+    DbId,
     JobKind,
     JobState,
     Open,
@@ -192,7 +193,7 @@ class QuestionsQuery(PageQuery):
     set: str = Field("human_eval", min_length=1, max_length=10_000, description="human_eval, demo, gpt4, gpt35, "
                      "authored, task:<name>, auto:<name>, study:<id> or ids:<id,id,…>")
     task: str | None = Field(None, min_length=1, max_length=80, description="Only this task's questions")
-    document: int | None = Field(None, ge=1, le=2**63 - 1, description="Only this document's questions (its id)")
+    document: DbId | None = Field(None, description="Only this document's questions (its id)")
 
 
 class QuestionOut(BaseModel):

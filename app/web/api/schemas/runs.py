@@ -12,9 +12,8 @@ from app.core.evidence import (
     REPLY_TOKENS,
 )
 from app.core.judge.profiles import PROFILES as JUDGE_PROFILES
-from app.models.ids import MAX_DB_ID
 from app.services.generation.spec import TRUNCATIONS
-from app.web.api.schemas.common import examples
+from app.web.api.schemas.common import DbId, examples
 
 
 class RunIn(BaseModel):
@@ -44,7 +43,7 @@ class JudgeRunIn(RunIn, EvidenceOptionsIn):
     baseline: str = Field(min_length=1, max_length=200)
     judge_model: str | None = Field(None, min_length=1, max_length=120, description="Default: the judge settings'")
     profile: Literal[tuple(JUDGE_PROFILES)] = Field("leval", description="The judge profile")
-    prompt_id: int | None = Field(None, ge=1, le=2**31, description="Default: the newest version")
+    prompt_id: DbId | None = Field(None, description="Default: the newest version")
     temperature: float = Field(0.0, ge=0, le=2)
     scope: Literal["human_eval", "llm", "all"] = "human_eval"
 
@@ -54,10 +53,10 @@ class RaterRunIn(RunIn, EvidenceOptionsIn):
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {"study": 12, "rater_model": "gpt-4o-mini", "dry_run": True}]})
-    study: int = Field(ge=1, le=MAX_DB_ID, description="The study's id (`GET /api/v1/studies?name=…` finds it by name)")
+    study: DbId = Field(description="The study's id (`GET /api/v1/studies?name=…` finds it by name)")
     rater_model: str | None = Field(None, min_length=1, max_length=120, description="Default: the judge settings'")
     profile: Literal["reference", "evidence"] = "reference"
-    prompt_id: int | None = Field(None, ge=1, le=2**31, description="Default: the newest version of the profile's prompt")
+    prompt_id: DbId | None = Field(None, description="Default: the newest version of the profile's prompt")
     temperature: float = Field(0.0, ge=0, le=2)
 
 
@@ -77,7 +76,7 @@ class GenerationRunIn(RunIn):
     temperature: float = Field(0.0001, ge=0, le=2)
     seed: int | None = Field(None, ge=-(2**31), le=2**31)
     truncation: Literal[TRUNCATIONS] = Field("leval", description="leval: L-Eval's cut; fit: cut to the context")
-    prompt_id: int | None = Field(None, ge=1, le=2**31, description="Default: the newest version")
+    prompt_id: DbId | None = Field(None, description="Default: the newest version")
 
 
 class RunOut(BaseModel):

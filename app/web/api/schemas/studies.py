@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 # The adaptive settings' bounds are the service's (StudySpec's check owns them; the document states them).
 from app.services.studies.setup import AMOUNT_MAX, CALIBRATION_CHOICES, COUNT_MAX
 from app.web.api.schemas.common import (
+    DbId,
     Allocation,
     Everyone,
     Open,
@@ -46,7 +47,7 @@ class StudyCreate(BaseModel):
     description: str = Field("", max_length=5000)
     questions: str = Field("human_eval", max_length=10_000, description="A question set (GET /api/v1/questions "
                            "takes the same): human_eval, task:<name>, study:<id>, ids:<id,id,…>, …")
-    systems: list[int] | None = Field(None, max_length=1000, description="The systems' ids (GET /api/v1/systems); "
+    systems: list[DbId] | None = Field(None, max_length=1000, description="The systems' ids (GET /api/v1/systems); "
                                       "null: every system that answers the questions")
     references: list[ReferenceKind] = Field(default_factory=list, max_length=10,
                                             description="The references annotators see beside the answers")
@@ -140,7 +141,7 @@ class StudySystems(BaseModel):
     kept, not counted."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"systems": [3, 4]}]})
-    systems: list[int] = Field(min_length=1, max_length=1000, description="The systems' ids")
+    systems: list[DbId] = Field(min_length=1, max_length=1000, description="The systems' ids")
 
 
 class ExportQuery(BaseModel):
