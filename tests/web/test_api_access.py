@@ -5,6 +5,8 @@ here: bad tokens are throttled by the sign-in limiter, and the OpenAPI document 
 """
 from __future__ import annotations
 
+import re
+
 import pytest
 from openapi_spec_validator import validate
 from sqlalchemy import select
@@ -138,3 +140,30 @@ def test_the_openapi_document_is_valid_openapi_3_1_and_lists_every_api_route(app
     served = {(rule.rule.replace("<int:", "{").replace("<", "{").replace(">", "}"), method)
               for rule, method in api_rules(app) if rule.endpoint != "api.openapi"}
     assert served == documented
+
+
+def test_every_operation_and_schema_of_the_document_has_a_typed_name_a_description_and_an_example(app):
+    """What generators and readers need (issue 37): operationIds a person would type (listStudies), a description
+    of every operation and schema, an example of every schema and JSON body, and enumerations as named schemas."""
+    client = app.test_client()
+    document = client.get("/api/v1/openapi.json", headers=bearer(make_token(app, "annotator", "read"))).get_json()
+    schemas, missing = document["components"]["schemas"], []
+    operation_ids = []
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            operation_ids.append(operation.get("operationId", ""))
+            if not re.fullmatch(r"[a-z]+(?:[A-Z][a-z0-9]*)*", operation_ids[-1]):
+                missing.append(f"{method} {path}: operationId {operation_ids[-1]!r}")
+            if not operation.get("summary") or not operation.get("description"):
+                missing.append(f"{method} {path}: description")
+            for code, answer in operation["responses"].items():
+                for media_type, media in answer.get("content", {}).items():
+                    if "json" in media_type and "example" not in media:
+                        missing.append(f"{method} {path} {code}: example")
+    for name, schema in schemas.items():
+        if not schema.get("description") or not (schema.get("examples") or schema.get("enum")):
+            missing.append(f"schema {name}: description or example")
+    assert not missing, missing
+    assert len(set(operation_ids)) == len(operation_ids)
+    enums = {name for name, schema in schemas.items() if "enum" in schema}
+    assert {"JobState", "JobKind", "StudyStatus", "ReferencePolicy", "ReferenceKind", "Allocation"} <= enums

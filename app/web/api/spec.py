@@ -20,7 +20,7 @@ from spectree import Response, SecurityScheme, SpecTree
 from spectree.models import SecureType, SecuritySchemeData
 
 from app.core.version import __version__
-from app.web.api.schemas import FieldError, Problem
+from app.web.api.schemas import FieldError, Page, Problem
 from app.web.api.spec_links import LINKS
 from app.web.errors import PROBLEM_JSON, problem_body
 from app.web.json_bodies import refusal
@@ -135,8 +135,9 @@ def _schema(document: dict, media: dict) -> dict:
 
 
 def _page_example(document: dict, name: str, schema: dict) -> None:
-    """A page's example, from its items' example (a generic page has no example of its own)."""
-    item = _schema(document, schema["properties"]["items"].get("items", {}))
+    """A page's description and example, from Page's and its items' (a generic page has neither of its own)."""
+    item = _schema(document, {"schema": schema["properties"]["items"].get("items", {})})
+    schema.setdefault("description", " ".join((Page.__doc__ or "").split()))
     if "examples" in item:
         schema["examples"] = [{"items": item["examples"][:1], "page": 1, "per_page": 100, "total": 1}]
 
