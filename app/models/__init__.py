@@ -9,6 +9,7 @@ from app.models.rating import LLMRating, RaterPrompt
 from app.models.scoring import COUNTED, AnnotationRound, QuestionView, Score, ScoreRevision
 from app.models.studies import (
     Answer, Study, StudyAllocation, StudyAnnotator, StudyAnswer, StudyAssignment, StudyHiddenReference, StudyQuestion, StudySystem,
+    TextRepeat,
 )
 from app.models.tokens import ApiToken
 from app.models.users import LoginAttempt, Setting, User
@@ -21,5 +22,5 @@ __all__ = [
     "GenerationPrompt", "GenerationRun", "Job", "JudgePrompt", "LLMJudgment", "LLMRating", "LoginAttempt", "LvevalItem",
     "MetricAggregate", "MetricResult", "Prediction", "QueueCounter", "QueueSchedule", "QueueTask", "QueueValue", "PredictionFile", "Question", "QuestionView", "RaterPrompt",
     "Reference",
-    "Score", "ScoreRevision", "Setting", "System", "UploadBatch", "User",
+    "Score", "ScoreRevision", "Setting", "System", "TextRepeat", "UploadBatch", "User",
 ]

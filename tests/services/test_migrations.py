@@ -712,3 +712,38 @@ def test_allocation_policy_arrives_on_a_scored_database_and_leaves_it_as_it_was(
             assert connection.execute(text("SELECT count(*) FROM question_views")).scalar() == 2
         db.session.remove()
         db.engine.dispose()
+
+
+BEFORE_TEXT_REPEATS = "b3d9f2a6c8e1"  # the allocation policy's migration
+
+
+def test_text_repeats_arrive_empty_on_a_scored_database_and_leave_it_as_it_was(tmp_path):
+    """The references check's store is new and empty; a study's answers, scores and hidden references stay."""
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=BEFORE_STUDIES)
+        with db.engine.begin() as connection:
+            seed_before_studies(connection)
+        upgrade(revision=BEFORE_TEXT_REPEATS)
+        with db.engine.connect() as connection:
+            before = connection.execute(text("SELECT id, answer_id, value FROM scores ORDER BY id")).all()
+            answers = connection.execute(text("SELECT id, sha256, text FROM answers ORDER BY id")).all()
+        upgrade()
+        with db.engine.begin() as connection:
+            assert connection.execute(text("SELECT id, answer_id, value FROM scores ORDER BY id")).all() == before
+            assert connection.execute(text("SELECT id, sha256, text FROM answers ORDER BY id")).all() == answers
+            assert connection.execute(text("SELECT count(*) FROM text_repeats")).scalar() == 0
+            row = {"rule": "r", "a": answers[0][1], "b": "b" * 64}
+            connection.execute(text("INSERT INTO text_repeats (rule, text_sha256, other_sha256, match) "
+                                    "VALUES (:rule, :a, :b, 'identical')"), row)
+        with pytest.raises(Exception, match="(?i)unique|duplicate"):  # one answer per pair and rule
+            with db.engine.begin() as connection:
+                connection.execute(text("INSERT INTO text_repeats (rule, text_sha256, other_sha256, match) "
+                                        "VALUES (:rule, :a, :b, '')"), row)
+        downgrade(revision=BEFORE_TEXT_REPEATS)
+        assert "text_repeats" not in inspect(db.engine).get_table_names()
+        with db.engine.connect() as connection:
+            assert connection.execute(text("SELECT id, answer_id, value FROM scores ORDER BY id")).all() == before
+        upgrade()
+        db.session.remove()
+        db.engine.dispose()

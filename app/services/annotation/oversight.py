@@ -30,7 +30,7 @@ from app.services.studies.allocation import AllocationStatus, allocation_status
 from app.services.studies.answers import Outdated, outdated
 from app.services.studies.assignment import annotator_ids, assigned_questions
 from app.services.studies.membership import SHOWN, study_scores
-from app.services.studies.references import Detection, detect, hidden_counts
+from app.services.studies.references import Detection, detect, hidden_counts, record
 
 
 @dataclass
@@ -213,6 +213,8 @@ def _system_rows(study: Study) -> list[SystemRow]:
 
 
 def study_overview(study: Study) -> StudyOverview:
+    detection = detect(study)
+    record(detection)  # the pairs compared for the first time (answers of systems that left, older studies)
     listed = annotator_ids(study.id)
     # Deactivated accounts still on the list stay in the form, so saving it does not drop them unseen.
     candidates = list(db.session.scalars(select(User).where(User.active.is_(True) | User.id.in_(listed))
@@ -221,7 +223,7 @@ def study_overview(study: Study) -> StudyOverview:
         study=study,
         questions=db.session.scalar(select(func.count()).select_from(StudyQuestion)
                                     .where(StudyQuestion.study_id == study.id)) or 0,
-        systems=_system_rows(study), outdated=outdated(study.id), detection=detect(study),
+        systems=_system_rows(study), outdated=outdated(study.id), detection=detection,
         hidden=hidden_counts(study.id),
         annotators=[u for u in candidates if u.id in listed] or [],
         candidates=candidates, progress=annotator_progress(study), coverage=question_coverage(study),
