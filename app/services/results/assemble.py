@@ -49,7 +49,7 @@ def request_cached(key: Hashable, compute: Callable[[], T]) -> T:
 
 def current_scores(study_id: int, include_stale: bool = False) -> CurrentScores:
     return cached(("scores", study_id, include_stale),
-                  lambda: load_current_scores(study_id, include_stale=include_stale))
+                  lambda: load_current_scores(study_id, include_stale=include_stale), study=study_id)
 
 
 def rater_agreement(study_id: int, view: str = "all") -> list[dict[str, Any]]:
@@ -61,7 +61,7 @@ def rater_agreement(study_id: int, view: str = "all") -> list[dict[str, Any]]:
 
         return agreement(study_id, current_scores(study_id).for_view(view))
 
-    return cached(("rater-agreement", study_id, view), compute)
+    return cached(("rater-agreement", study_id, view), compute, study=study_id)
 
 
 def study_systems(study_id: int) -> list[tuple[str, bool]]:
@@ -84,7 +84,8 @@ def columns_for(study_id: int, profile: str, win_rates: WinRates | None = None) 
     names = [name for name, _ in study_systems(study_id)]
     return cached(("columns", study_id, profile),
                   lambda: metric_columns(study_id, profile, request_cached(("win_rates", study_id),
-                                                                          lambda: load_win_rates(names))))
+                                                                          lambda: load_win_rates(names))),
+                  study=study_id)
 
 
 def sampling_note(study: Study) -> str | None:
@@ -152,7 +153,7 @@ def analyse(study_id: int, view: str = "all", profile: str = "official", *, part
 
     if win_rates is not None:
         return compute()
-    return cached(("analysis", study_id, view, profile, parts, n_resamples, include_stale), compute)
+    return cached(("analysis", study_id, view, profile, parts, n_resamples, include_stale), compute, study=study_id)
 
 
 def disagreements(study_id: int, column_key: str, view: str = "all", profile: str = "official",
@@ -160,7 +161,7 @@ def disagreements(study_id: int, column_key: str, view: str = "all", profile: st
     """Rank questions by how differently one measure and the humans order the systems' answers."""
     _check(view, profile)
     return cached(("disagreements", study_id, column_key, view, profile, top_k),
-                  lambda: _disagreements(study_id, column_key, view, profile, top_k))
+                  lambda: _disagreements(study_id, column_key, view, profile, top_k), study=study_id)
 
 
 def _disagreements(study_id: int, column_key: str, view: str, profile: str, top_k: int | None) -> list[dict[str, Any]]:
@@ -224,7 +225,8 @@ def full_results(study_id: int, win_rates: WinRates | None = None,
                  n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
     """Return every aggregate of a study's results pages, for both views and both profiles, as one JSON object."""
     if win_rates is None:
-        results = cached(("full", study_id, n_resamples), lambda: _full_results(study_id, None, n_resamples))
+        results = cached(("full", study_id, n_resamples), lambda: _full_results(study_id, None, n_resamples),
+                         study=study_id)
         return {**results, "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     return _full_results(study_id, win_rates, n_resamples)
 
