@@ -7,7 +7,7 @@ from app.extensions import db
 from app.models import Study
 from app.services.accounts import AccountError, ids_of_usernames
 from app.services.annotation.oversight import annotator_progress
-from app.services.exports import csv_text, jsonl_text, results_text, score_rows
+from app.services.exports import count_score_rows, iter_score_rows, results_text, stored_export
 from app.services.results import full_results
 from app.services.studies import setup
 from app.services.studies.lookup import find_study, study_rows
@@ -129,9 +129,8 @@ def export(name: str):
     query: ExportQuery = request.context.query
     if query.format == "results":
         return attachment(results_text(full_results(study.id)), f"{study.name}-results.json", "json")
-    rows = score_rows(study.id, query.rounds)
-    text = jsonl_text(rows) if query.format == "jsonl" else csv_text(rows)
-    return attachment(text, f"{study.name}-scores-{query.rounds}.{query.format}", query.format)
+    return attachment(stored_export(query.format, study.id, rounds=query.rounds),
+                      f"{study.name}-scores-{query.rounds}.{query.format}", query.format)
 
 
 @bp.get("/results/<name>")
@@ -149,4 +148,8 @@ def results(name: str):
                path_parameter_descriptions=NAME_PATH)
 def scores(name: str):
     """The study's human scores, one row per score (every round), as the scores export has them."""
-    return page_of([Open(**row) for row in score_rows(_study(name).id, "all")], request.context.query)
+    study_id, query = _study(name).id, request.context.query
+    start = (query.page - 1) * query.per_page  # one page read from the database, however many scores there are
+    rows = iter_score_rows(study_id, "all", offset=start, limit=query.per_page)
+    return Page(items=[Open(**row) for row in rows], page=query.page, per_page=query.per_page,
+                total=count_score_rows(study_id, "all"))
