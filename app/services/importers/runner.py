@@ -3,13 +3,14 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import BinaryIO, Callable
 
 from app.core.metrics.files import (
     FileFormatError,
     Row,
     describe_file,
     is_lveval_file_name,
+    iter_jsonl,
     parse_jsonl,
 )
 from app.core.text import sha256_bytes
@@ -94,34 +95,60 @@ def import_path(
     path = Path(path)
     report = ImportReport()
     loaded = []
-    lveval: dict[str, list[tuple[str, bytes]]] = {}
+    lveval: dict[str, list[tuple[str, Path]]] = {}
+    # First pass: check every file and tell its format, keeping neither its bytes nor its rows; then import one
+    # file at a time (each in its own transaction, as before): memory holds one file, not the whole folder.
     for file in find_files(path):
         name = display_name(file, path)
-        raw = file.read_bytes()
         if is_lveval_file_name(file):  # LV-Eval model folders are imported per model, after the L-Eval files
-            lveval.setdefault(file.parent.name, []).append((name, raw))
+            lveval.setdefault(file.parent.name, []).append((name, file))
             continue
         try:
-            rows = parse_jsonl(raw, name)
-            fmt = detect_format(rows[0])
-            if fmt == "unknown":
-                raise FileFormatError(name, "not an L-Eval file: expected 'instructions' or 'query'/'<model>_pred' keys", line=rows[0].line)
+            with file.open("rb") as handle:
+                fmt = _checked_format(handle, name)
         except FileFormatError as exc:
             report.files.append(FileReport(file=name, format="unknown", error=exc.as_dict()))
             continue
-        loaded.append((FORMAT_ORDER[fmt], name, file, fmt, rows, raw))
+        loaded.append((FORMAT_ORDER[fmt], name, file, fmt))
     loaded.sort(key=lambda item: (item[0], item[1]))
-    for _, name, file, fmt, rows, raw in loaded:
+    for _, name, file, fmt in loaded:
         if progress:
             progress(name)
+        raw = file.read_bytes()
+        try:
+            rows = parse_jsonl(raw, name)
+        except FileFormatError as exc:  # changed since the first pass
+            report.files.append(FileReport(file=name, format=fmt, error=exc.as_dict()))
+            continue
         report.files.append(import_rows(file, name, fmt, rows, raw, replace=replace, uploaded_by_id=uploaded_by_id,
                                         demo=demo))
-    for system, payloads in lveval.items():
+        del raw, rows
+    for system, files in lveval.items():
         if progress:
             progress(system)
+        payloads = [(name, file.read_bytes()) for name, file in files]  # one model's folder at a time
         report.files.append(import_lveval_model(system, payloads, replace=replace, uploaded_by_id=uploaded_by_id,
                                                 demo=demo))
+        del payloads
     return report
+
+
+def _checked_format(handle: BinaryIO, name: str) -> str:
+    """The format of a file whose every line parses (else the first bad line's error), from its first row;
+    read as a stream, one line at a time."""
+    first: Row | None = None
+    for item in iter_jsonl(handle, name):
+        if isinstance(item, FileFormatError):
+            raise item
+        if first is None:
+            first = item
+    if first is None:
+        raise FileFormatError(name, "the file has no JSON lines")
+    fmt = detect_format(first)
+    if fmt == "unknown":
+        raise FileFormatError(name, "not an L-Eval file: expected 'instructions' or 'query'/'<model>_pred' keys",
+                              line=first.line)
+    return fmt
 
 
 def import_lveval_model(system: str, payloads: list[tuple[str, bytes]], *, replace: bool,
