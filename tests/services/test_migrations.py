@@ -747,3 +747,33 @@ def test_text_repeats_arrive_empty_on_a_scored_database_and_leave_it_as_it_was(t
         upgrade()
         db.session.remove()
         db.engine.dispose()
+
+
+BEFORE_PLANNER_SETTINGS = "c6e1a9d3f4b2"  # the text_repeats migration
+
+
+def test_small_tables_analyse_threshold_arrives_on_a_scored_database_and_leaves_it_as_it_was(tmp_path):
+    """PostgreSQL: a storage parameter on the small tables, set and reset; the rows never move (SQLite: nothing)."""
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=BEFORE_STUDIES)
+        with db.engine.begin() as connection:
+            seed_before_studies(connection)
+        upgrade(revision=BEFORE_PLANNER_SETTINGS)
+        with db.engine.connect() as connection:
+            before = connection.execute(text("SELECT id, round_id, answer_id, value FROM scores ORDER BY id")).all()
+        postgres = db.engine.dialect.name == "postgresql"
+        options = "SELECT reloptions FROM pg_class WHERE relname = 'annotation_rounds'"
+        upgrade()
+        with db.engine.connect() as connection:
+            assert connection.execute(text("SELECT id, round_id, answer_id, value FROM scores ORDER BY id")).all() == before
+            if postgres:
+                assert connection.execute(text(options)).scalar() == ["autovacuum_analyze_threshold=5"]
+        downgrade(revision=BEFORE_PLANNER_SETTINGS)
+        with db.engine.connect() as connection:
+            assert connection.execute(text("SELECT id, round_id, answer_id, value FROM scores ORDER BY id")).all() == before
+            if postgres:
+                assert connection.execute(text(options)).scalar() in (None, [])
+        upgrade()
+        db.session.remove()
+        db.engine.dispose()

@@ -21,6 +21,7 @@ from app.services.importers.documents import (
     store_documents,
 )
 from app.services.importers.predictions import parse_prediction_rows, store_predictions
+from app.services.planner_statistics import IMPORTED, analyze
 
 # Documents first, so prediction rows find their questions in the same run.
 FORMAT_ORDER = {"references": 0, "task": 1, "predictions": 2}
@@ -130,6 +131,8 @@ def import_path(
         report.files.append(import_lveval_model(system, payloads, replace=replace, uploaded_by_id=uploaded_by_id,
                                                 demo=demo))
         del payloads
+    if len(report.failed) < len(report.files):
+        analyze(*IMPORTED)
     return report
 
 

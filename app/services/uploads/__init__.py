@@ -23,6 +23,7 @@ from app.models import System, UploadBatch
 from app.services.importers.documents import DocumentCounts
 from app.services.importers.predictions import parse_prediction_rows, store_predictions
 from app.services.input_rules import column_length
+from app.services.planner_statistics import IMPORTED, analyze
 from app.services.uploads.archive import (
     UploadRejected,
     ZipLimits,
@@ -211,6 +212,7 @@ def confirm_batch(batch: Batch, *, user_id: int, replace: bool = False) -> Confi
             db.session.rollback()
             raise
     finish_batch(batch)
+    analyze(*IMPORTED)
     return result
 
 
