@@ -166,10 +166,8 @@ def disagreements(study_id: int, column_key: str, view: str = "all", profile: st
 
 def _disagreements(study_id: int, column_key: str, view: str, profile: str, top_k: int | None) -> list[dict[str, Any]]:
     from app.core.stats.correlation import find_disagreements
-    from app.core.stats.human import item_means
 
-    records, _ = honest_records(study_id, current_scores(study_id).for_view(view))  # adaptive: common questions
-    human = item_means(records)
+    human = _item_means(study_id, view)
     values = item_values(study_id, column_key, profile)
     items = []
     for (system, document_id, question_id), mean in human.items():
@@ -184,6 +182,18 @@ def _disagreements(study_id: int, column_key: str, view: str, profile: str, top_
         row["metric_values"] = {s: values.get((s, row["document_id"], row["question_id"])) for s in row["metric_ranks"]}
         row["human_means"] = {s: human.get((s, row["document_id"], row["question_id"])) for s in row["human_ranks"]}
     return found
+
+
+def _item_means(study_id: int, view: str) -> dict[tuple[str, str, str], float]:
+    """Each answer's mean human score in one view, shared by every measure's disagreements (the results JSON
+    ranks them for a dozen measures)."""
+    def compute() -> dict[tuple[str, str, str], float]:
+        from app.core.stats.human import item_means
+
+        records, _ = honest_records(study_id, current_scores(study_id).for_view(view))  # adaptive: common questions
+        return item_means(records)
+
+    return cached(("item-means", study_id, view), compute, study=study_id)
 
 
 def _question_texts(question_ids: set[int]) -> dict[int, tuple[str, str, str]]:
@@ -244,6 +254,9 @@ def _full_results(study_id: int, win_rates: WinRates | None, n_resamples: int) -
     views: dict[str, Any] = {}
     sampling = None
     for view in VIEWS:
+        if view != "all" and len(scores.for_view(view)) == len(scores.records):
+            views[view] = views["all"]  # every annotator finished: the same scores, the same analysis (computed once)
+            continue
         records, sampling = honest_records(study_id, scores.for_view(view))
         human = build_results(records, {}, n_resamples=n_resamples)
         for key in ("correlations", "ranks"):
