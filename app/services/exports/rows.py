@@ -23,7 +23,6 @@ from app.models import (
     System,
     User,
 )
-from app.models.base import as_utc
 from app.services.studies.membership import in_latest_round
 from app.services.studies.membership import shown_answers, study_scores
 
@@ -41,7 +40,9 @@ def iso_utc(moment: datetime | None) -> str:
     """Format a timestamp as ISO 8601 in UTC; SQLite returns naive datetimes, which are UTC here."""
     if moment is None:
         return ""
-    return as_utc(moment).astimezone(timezone.utc).isoformat(timespec="microseconds")
+    if moment.tzinfo is None:  # as as_utc reads it, without building an aware copy (twice per exported score)
+        return moment.isoformat(timespec="microseconds") + "+00:00"
+    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
 
 
 def whole_seconds(seconds: float | None) -> int:
