@@ -19,6 +19,7 @@ from app.models import (
     System,
 )
 from app.models.corpus import HUMAN_EVAL, LVEVAL
+from app.services.cache import NO_STUDY, cached
 from app.services.judge import win_rates
 from app.services.lveval.scoring import AVERAGE_METRIC, CELL_METRIC
 from app.services.metrics.compute import AVERAGED_METRICS, HUMAN_EVAL_BUCKET, OVERALL
@@ -116,7 +117,15 @@ def _aggregates(profile: str, task: str | None = None, system_id: int | None = N
 
 
 def leaderboard(profile: str, sort: str = "exact_match") -> list[LeaderboardRow]:
-    """Rows for every system with predictions, sorted by `sort` (highest first; missing values last)."""
+    """Rows for every system with predictions, sorted by `sort` (highest first; missing values last).
+
+    The rows are cached until the data change (they count every prediction and read every aggregate) and
+    shared by the requests that ask for them: read them, never change them.
+    """
+    return sort_rows(cached(("leaderboard", profile), lambda: _board(profile), study=NO_STUDY), sort)
+
+
+def _board(profile: str) -> list[LeaderboardRow]:
     # L-Eval's board: LV-Eval's predictions have their own tab (services.lveval.report).
     counts = dict(db.session.execute(
         select(Prediction.system_id, func.count()).join(Question, Prediction.question_id == Question.id)
@@ -142,7 +151,7 @@ def leaderboard(profile: str, sort: str = "exact_match") -> list[LeaderboardRow]
     rates = win_rates()
     for row in rows.values():
         row.judge = list(rates.get(row.system, []))
-    return sort_rows(list(rows.values()), sort)
+    return list(rows.values())
 
 
 def leaderboard_columns(rows: list[LeaderboardRow]) -> dict[str, tuple[str, ...]]:
