@@ -32,27 +32,29 @@ _lock = threading.Lock()
 __all__ = ["EVERY_STUDY", "MAX_ENTRIES", "NO_STUDY", "cached", "clear", "current_fingerprint", "data_fingerprint"]
 
 
-def data_fingerprint(study=EVERY_STUDY) -> tuple:
+def data_fingerprint(study=EVERY_STUDY, *, scores: bool = True) -> tuple:
     """The database and the counters that can change what reads one study (its id), every study or none."""
-    return (str(db.engine.url), versions_for(current_versions(), study))
+    return (str(db.engine.url), versions_for(current_versions(), study, scores=scores))
 
 
-def current_fingerprint(study=EVERY_STUDY) -> tuple:
+def current_fingerprint(study=EVERY_STUDY, *, scores: bool = True) -> tuple:
     """The fingerprint, with the counters read once per request."""
     if not has_request_context():
-        return data_fingerprint(study)
+        return data_fingerprint(study, scores=scores)
     if "_data_versions" not in g:
         g._data_versions = current_versions()
-    return (str(db.engine.url), versions_for(g._data_versions, study))
+    return (str(db.engine.url), versions_for(g._data_versions, study, scores=scores))
 
 
-def cached(key: Hashable, compute: Callable[[], T], *, study=EVERY_STUDY) -> T:
+def cached(key: Hashable, compute: Callable[[], T], *, study=EVERY_STUDY, scores: bool = True) -> T:
     """Return the value computed for this key on the current data, computing it at most once per change.
 
     `study`: the study whose rows the computation reads (its id), EVERY_STUDY when it may read any
     (the safe default), NO_STUDY when it reads none (a study's save then never invalidates it).
+    `scores=False`: it reads no human score (a study's metric values, judge and rater columns): a save
+    leaves it valid.
     """
-    fingerprint = current_fingerprint(study)
+    fingerprint = current_fingerprint(study, scores=scores)
     slot = (demo_side(), key)  # the demo view and the real one never share an entry
     with _lock:
         entry = _entries.get(slot)

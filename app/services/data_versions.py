@@ -159,10 +159,10 @@ EVERY_STUDY = "every study"  # what reads (or may read) any study's rows
 NO_STUDY = "no study"  # what reads no row that belongs to a study
 
 
-def versions_for(versions: tuple[tuple[str, int], ...], study) -> tuple[tuple[str, int], ...]:
-    """The counters that can change what reads one study (its id), every study, or none of them."""
-    if study == EVERY_STUDY:
-        return versions
+def versions_for(versions: tuple[tuple[str, int], ...], study, *, scores: bool = True) -> tuple[tuple[str, int], ...]:
+    """The counters that can change what reads one study (its id), every study, or none of them; without the
+    scores' counters for what reads no human score (a study's metric values), so that a save leaves it valid."""
     mine = None if study == NO_STUDY else f"{STUDY_MARK}{study}"
     return tuple((name, version) for name, version in versions
-                 if STUDY_MARK not in name or (mine is not None and name.endswith(mine)))
+                 if (study == EVERY_STUDY or STUDY_MARK not in name or (mine is not None and name.endswith(mine)))
+                 and (scores or name.partition(STUDY_MARK)[0] != "scores"))

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import select, update
 
 from app.extensions import db
-from app.models import ApiToken, Study, System, User
+from app.models import ApiToken, MetricResult, Study, System, User
 from app.services import cache
 from app.services.api_tokens import authenticate_token, create_token
 from app.services.results import assemble
@@ -132,3 +132,27 @@ def test_the_cache_keeps_one_value_per_key_and_at_most_max_entries(app, monkeypa
             cache.cached(("other", key), lambda: key)
         assert cache.size() == 3
     cache.clear()
+
+
+def test_a_save_keeps_what_reads_no_score_and_recomputes_what_does(two_studies, demo, monkeypatch):
+    """The metric columns and per-answer metric values read no human score: a save leaves them cached."""
+    first, _ = two_studies
+    columns, values = [], []
+    real_columns, real_values = assemble.metric_columns, assemble.item_values
+    monkeypatch.setattr(assemble, "metric_columns", lambda *a, **k: columns.append(a) or real_columns(*a, **k))
+    monkeypatch.setattr(assemble, "item_values", lambda *a, **k: values.append(a) or real_values(*a, **k))
+    _save_one(demo, first, 4)  # the annotator's first visit makes their round (a change of the study's rows)
+    staff, _ = _signed_in(demo, "researcher")
+    for page in ("correlation", "disagreements"):
+        assert staff.get(f"/results/{page}?study={first}").status_code == 200
+    before = (len(columns), len(values))
+    assert all(before)
+    _save_one(demo, first, 2)
+    for page in ("correlation", "disagreements"):
+        assert staff.get(f"/results/{page}?study={first}").status_code == 200
+    assert (len(columns), len(values)) == before
+    with demo.app_context():  # a metric value changes: both are read again
+        db.session.execute(update(MetricResult).values(value=MetricResult.value + 1))
+        db.session.commit()
+    assert staff.get(f"/results/disagreements?study={first}").status_code == 200
+    assert len(columns) > before[0] and len(values) > before[1]

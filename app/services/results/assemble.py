@@ -85,7 +85,7 @@ def columns_for(study_id: int, profile: str, win_rates: WinRates | None = None) 
     return cached(("columns", study_id, profile),
                   lambda: metric_columns(study_id, profile, request_cached(("win_rates", study_id),
                                                                           lambda: load_win_rates(names))),
-                  study=study_id)
+                  study=study_id, scores=False)  # metric values, judge and rater runs: a save leaves them
 
 
 def sampling_note(study: Study) -> str | None:
@@ -168,7 +168,8 @@ def _disagreements(study_id: int, column_key: str, view: str, profile: str, top_
     from app.core.stats.correlation import find_disagreements
 
     human = _item_means(study_id, view)
-    values = item_values(study_id, column_key, profile)
+    values = cached(("item-values", study_id, column_key, profile), lambda: item_values(study_id, column_key, profile),
+                    study=study_id, scores=False)
     items = []
     for (system, document_id, question_id), mean in human.items():
         value = values.get((system, document_id, question_id))
@@ -248,9 +249,8 @@ def _full_results(study_id: int, win_rates: WinRates | None, n_resamples: int) -
     study = db.session.get(Study, study_id)
     scores = current_scores(study_id)
     systems = study_systems(study_id)
-    rates = load_win_rates([name for name, _ in systems]) if win_rates is None else win_rates
     flagged = length_instructed_systems(study_id)
-    columns = {profile: metric_columns(study_id, profile, rates) for profile in PROFILES}
+    columns = {profile: columns_for(study_id, profile, win_rates) for profile in PROFILES}  # cached: no score read
     views: dict[str, Any] = {}
     sampling = None
     for view in VIEWS:
