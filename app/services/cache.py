@@ -23,8 +23,9 @@ from app.services.data_versions import EVERY_STUDY, NO_STUDY, current_versions, 
 from app.services.demo_scope import current as demo_side
 
 T = TypeVar("T")
-# Each analysis of a study (scores, one page's part, the results JSON…) is one entry; 64 hold every page
-# of a few studies in both views. The largest entries at lab scale are listed in docs/performance.md.
+# Each analysis of a study (its scores, one page's part, the results JSON…) is one entry; 64 hold every page of
+# a few studies in both views. At 20,000 scores (bench_scale's S3) a study's scores take 7 MB and every page of
+# it about 25 MB in all; the board, LV-Eval and Table 2 a few MB (docs/performance.md).
 MAX_ENTRIES = 64
 _entries: OrderedDict[Hashable, tuple[tuple, Any]] = OrderedDict()
 _lock = threading.Lock()
