@@ -29,7 +29,7 @@ from app.services.annotation.rounds import OPEN, RoundSummary, rounds_of
 from app.services.cache import cached
 from app.services.studies.allocation import AllocationStatus, allocation_status
 from app.services.studies.answers import Outdated, outdated
-from app.services.studies.assignment import annotator_ids, assigned_questions
+from app.services.studies.assignment import annotator_ids, shares
 from app.services.studies.membership import SHOWN, study_scores
 from app.services.studies.references import Detection, detect, hidden_counts, record
 
@@ -108,11 +108,12 @@ def _progress_rows(study: Study) -> list[AnnotatorProgress]:
     open_ids = [r.id for rs in rounds.values() for r in rs if r.status == OPEN]
     done = _done_by_round(study.id, open_ids)
     sizes = _answers_per_question(study.id)
+    assigned_to = shares(study, [user.id for user in users])
     rows = []
     for user in users:
         own = rounds.get(user.id, [])
         current = next((r for r in own if r.status == OPEN), None)
-        assigned = assigned_questions(study, user.id)
+        assigned = assigned_to[user.id]
         total = sum(n for q, n in sizes.items() if q in assigned)
         rows.append(AnnotatorProgress(
             user_id=user.id, username=user.username, role=user.role, active=user.active,

@@ -22,7 +22,7 @@ from app.models import (
     System,
     User,
 )
-from app.services.studies.assignment import assigned_questions
+from app.services.studies.assignment import shares
 from app.services.studies.membership import in_latest_round, latest_rounds, shown_answers, study_scores
 
 VIEWS = ("all", "finished")
@@ -95,11 +95,12 @@ def load_current_scores(study_id: int, *, include_stale: bool = False) -> Curren
         select(User.id, User.username, User.active, latest.c.number).join(latest, latest.c.annotator_id == User.id)
     ).all()
     progress = []
+    assigned_to = shares(study, [row[0] for row in rounds]) if study is not None else {}
     for user_id, name, active, number in sorted(rounds, key=lambda row: row[1]):
         if study is None:
             share = total
         else:
-            assigned = assigned_questions(study, user_id)
+            assigned = assigned_to[user_id]
             share = sum(n for q, n in sizes.items() if q in assigned)
         progress.append(AnnotatorProgress(name, bool(active), number, scored.get(name, 0), share))
     return CurrentScores(records, progress, total)
