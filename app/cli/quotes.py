@@ -33,12 +33,14 @@ def read_document(document: str) -> str:
 def question_document(raw_id: str) -> str:
     from ..extensions import db
     from ..models import Question
+    from ..models.ids import parse_db_id
     from .database import upgrade_database
 
-    if not raw_id.isdigit():
+    question_id = parse_db_id(raw_id)
+    if question_id is None:
         raise click.ClickException(f"DOCUMENT {QUESTION_PREFIX}{raw_id}: the id must be a number, as in question:12")
     upgrade_database()
-    question = db.session.get(Question, int(raw_id))
+    question = db.session.get(Question, question_id)
     if question is None:
         raise click.ClickException(f"DOCUMENT {QUESTION_PREFIX}{raw_id}: no question with id {raw_id}")
     return question.document.text
@@ -46,6 +48,8 @@ def question_document(raw_id: str) -> str:
 
 def read_quotes(path: Path) -> list[tuple[int, str]]:
     """(line number, quote) for each non-blank line; the first bad line stops with file, line and field."""
+    from ..core.json_input import JsonRefused, read_json
+
     try:
         with open(path, "rb") as handle:
             lines = handle.read().splitlines()
@@ -65,9 +69,10 @@ def read_quotes(path: Path) -> list[tuple[int, str]]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise click.ClickException(f"{where}: not valid JSON ({exc.msg}, column {exc.colno})") from None
+            row = read_json(line)
+        except JsonRefused as exc:
+            field = f' field "{exc.field}"' if exc.field else ""
+            raise click.ClickException(f"{where}:{field} not valid JSON ({exc.reason}, column {exc.column})") from None
         if not isinstance(row, dict):
             raise click.ClickException(f'{where}: expected an object like {{"quote": "..."}}, '
                                        f"got {json_type(row)}")
@@ -105,13 +110,15 @@ def print_table(rows: list[dict]) -> None:
 @click.argument("document")
 @click.argument("quotes_path", metavar="QUOTES.jsonl", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True,
-              help="One JSON object per quote {line, quote, status, start, end, reason}, then {summary}.")
+              help="One JSON object per quote {line, quote, status, start, end, reason, too_short}, then "
+                   "{summary}.")
 def verify_quotes_command(document: str, quotes_path: Path, as_json: bool) -> None:
     """Check a judge's quotes against a text file or a stored question's document.
 
     QUOTES.jsonl holds one {"quote": "..."} per line; DOCUMENT is a UTF-8 text file or
     question:<id>. Each quote is exact (in the text once whitespace, curly quotes and dashes are folded), close
-    (only case or punctuation differ) or unsupported (with the nearest passage's difference);
+    (only case, punctuation or spacing differ) or unsupported (with the nearest passage's difference), and a
+    quote under the minimum (4 words, 6 Han, Kana or Hangul characters, 10 Thai) is unsupported and too_short;
     start and end are character offsets into the document.
     """
     from ..core.quotes import DocumentIndex
@@ -122,8 +129,9 @@ def verify_quotes_command(document: str, quotes_path: Path, as_json: bool) -> No
     for number, quote in quotes:
         check = index.verify(quote)
         rows.append({"line": number, "quote": quote, "status": check.status, "start": check.start,
-                     "end": check.end, "reason": check.reason})
+                     "end": check.end, "reason": check.reason, "too_short": check.too_short})
     summary = {status: sum(row["status"] == status for row in rows) for status in STATUSES}
+    summary["too_short"] = sum(row["too_short"] for row in rows)  # of the unsupported
     summary["total"] = len(rows)
     if as_json:
         for row in rows:
@@ -131,8 +139,9 @@ def verify_quotes_command(document: str, quotes_path: Path, as_json: bool) -> No
         click.echo(json.dumps({"summary": summary}))
         return
     print_table(rows)
+    shorts = f" ({summary['too_short']} too short)" if summary["too_short"] else ""
     click.echo(f"{summary['total']} quotes: {summary['exact']} exact, {summary['close']} close, "
-               f"{summary['unsupported']} unsupported")
+               f"{summary['unsupported']} unsupported{shorts}")
 
 
 COMMANDS = [verify_quotes_command]

@@ -11,17 +11,18 @@ refuses the schema gets the same prompt without it, and the reply may then use t
     [[4]]                                       (the rating, or [[A]] / [[B]] / [[C]] for a verdict)
 
 Every quote is then checked against the stored document (app.core.quotes): offsets for the page, and a
-status (exact, close, unsupported). A rating whose quotes are all unsupported is *flagged*.
+status (exact, close, unsupported; a quote under the minimum substance is unsupported and marked too short).
+A rating whose quotes are all unsupported, or that gives a quote under the minimum, is *flagged*.
 Pure: no Flask, no database.
 """
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from app.core.generation.truncate import Truncation, document_budget, truncate
+from app.core.json_input import JsonRefused, read_json
 from app.core.quotes import CLOSE, EXACT, UNSUPPORTED, DocumentIndex
 
 PROFILE = "evidence"
@@ -91,8 +92,8 @@ def _json_object(text: str) -> dict | None:
         candidates.append(text[start:end + 1])
     for candidate in candidates:
         try:
-            value = json.loads(candidate)
-        except ValueError:
+            value = read_json(candidate)  # a model's reply: untrusted text
+        except JsonRefused:
             continue
         if isinstance(value, dict):
             return value
@@ -157,7 +158,7 @@ def check_quotes(index: DocumentIndex, quotes: Iterable[Quote]) -> list[dict]:
     for quote in quotes:
         check = index.verify(quote.text)
         checked.append({"answer": quote.answer, "stance": quote.stance, "quote": quote.text, "status": check.status,
-                        "start": check.start, "end": check.end, "reason": check.reason})
+                        "start": check.start, "end": check.end, "reason": check.reason, "too_short": check.too_short})
     return checked
 
 
@@ -169,9 +170,30 @@ def flagged_scope(noun: str, *, left_out: bool) -> str:
     return f"flagged {noun} {'left out' if left_out else 'included'}"
 
 
+# Why a decision is flagged: an id (the pages' data-flag) and what the pages say.
+FLAGS = {"too-short": "a quote under the minimum", "all-unsupported": "every quote unsupported"}
+
+
+def flag_of(quotes: Sequence[dict]) -> str | None:
+    """Why a decision is flagged ("too-short", "all-unsupported"), or None. A quote under the minimum substance
+    flags it (a quote like "the" is no evidence; quoting one is how a model steered by the document games the
+    check, so it flags the decision even beside genuine quotes), and so do quotes that are all unsupported."""
+    if any(q.get("too_short") for q in quotes):
+        return "too-short"
+    if quotes and all(q["status"] == UNSUPPORTED for q in quotes):
+        return "all-unsupported"
+    return None
+
+
+def flag_reason(quotes: Sequence[dict]) -> str | None:
+    """What the pages say of a flagged decision, or None."""
+    flag = flag_of(quotes)
+    return FLAGS[flag] if flag else None
+
+
 def is_flagged(quotes: Sequence[dict]) -> bool:
-    """A decision whose quotes are all unsupported (it quotes, and nothing it quotes is in the document)."""
-    return bool(quotes) and all(q["status"] == UNSUPPORTED for q in quotes)
+    """A decision resting on nothing the document holds: see flag_of."""
+    return flag_of(quotes) is not None
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,14 @@ LEVAL_DATASETS = {
 _GOLD_OF_ANSWER = {"quality": lambda answer: answer[1:2]}
 # LV-Eval configs name each dataset 'LVEval_' + f'{dataset}_{level}' (opencompass/configs/datasets/lveval/).
 LVEVAL_LEVELS = ("16k", "32k", "64k", "128k", "256k")
+# Every LV-Eval config reads `answers` as the row's gold (reader_cfg output_column). The loaders of these seven
+# datasets put `answers + [answer_keywords]` there (opencompass/datasets/lveval/lveval_<dataset>.py): their gold is
+# LV-Eval's answers with the answer keywords (LV-Eval's `gold_ans`) as its last item. The other four pass `answers`
+# on as they are (cmrc_mixup's loader drops its keywords; dureader and factrecall have none).
+LVEVAL_KEYWORDS_IN_GOLD = frozenset({
+    "hotpotwikiqa_mixup", "lic_mixup", "loogle_CR_mixup", "loogle_MIR_mixup", "loogle_SD_mixup",
+    "multifieldqa_en_mixup", "multifieldqa_zh_mixup",
+})
 LVEVAL_ABBRS = {f"LVEval_{d}_{level}": (d, level) for d in LVEVAL_DATASETS for level in LVEVAL_LEVELS}
 PREFIXES = ("LEval_", "LVEval_")
 KEY_SHOWN = 40  # characters of an unexpected key shown in its error
@@ -57,6 +65,35 @@ def leval_gold(task: str, answer: str) -> str:
     """The `gold` OpenCompass writes for an L-Eval answer of this task."""
     convert = _GOLD_OF_ANSWER.get(task)
     return convert(answer) if convert else answer
+
+
+@dataclass(frozen=True)
+class LvevalGold:
+    """What an LV-Eval row's gold says, as LV-Eval's own files hold it: `answers`, and the keywords (`gold_ans`)
+    when the loader wrote them into the gold (`has_keywords`); else the question's keywords apply."""
+
+    answers: tuple[list | str, ...]  # the answers it may stand for ([] and "" when OpenCompass left gold out)
+    keywords: str | None = None
+    has_keywords: bool = False
+
+
+def lveval_gold(dataset: str, gold: str | list | None) -> LvevalGold:
+    """Read a row's gold by the shape OpenCompass's loader of this LV-Eval dataset gives it; ValueError says why not.
+
+    save_results writes `gold` only when it is not empty, so a missing gold is empty answers (LV-Eval writes `[]`,
+    a file may hold `""`); a loader that appends the keywords always writes a list of at least that one item.
+    """
+    if dataset not in LVEVAL_KEYWORDS_IN_GOLD:
+        return LvevalGold(([], "") if not gold else (gold,))
+    if not isinstance(gold, list) or not gold:
+        shown = "missing" if gold is None else "empty" if not gold else "a string"
+        raise ValueError(f"is {shown}: OpenCompass's loader of {dataset} writes answers + [answer_keywords], a "
+                         "list whose last item is the keywords")
+    keywords = gold[-1]
+    if keywords is not None and not isinstance(keywords, str):
+        raise ValueError(f"ends with {type(keywords).__name__} {str(keywords)[:KEY_SHOWN]!r}: OpenCompass's loader of "
+                         f"{dataset} writes answers + [answer_keywords], so its last item is the keywords (text)")
+    return LvevalGold((gold[:-1],), keywords, True)
 
 
 def is_opencompass_file(path: str | PurePosixPath) -> bool:
@@ -138,6 +175,7 @@ class OcProblem:
 class OcFile:
     rows: list[OcRow] = field(default_factory=list)
     problems: list[OcProblem] = field(default_factory=list)
+    size: int = 0  # the entries of the file's object, good or bad
 
 
 def prompt_text(origin_prompt: Any) -> str | None:
@@ -162,21 +200,27 @@ def parse_rows(data: Any, *, offset: int = 0) -> OcFile:
         result.problems.append(OcProblem(None, None, "not an OpenCompass predictions file: the JSON is not an object "
                                                      'keyed "0", "1", …'))
         return result
+    result.size = len(data)
     if not data:
         result.problems.append(OcProblem(None, None, "the file holds no rows"))
-    expected = {str(i) for i in range(len(data))}
-    for key in data:
-        if key not in expected:
-            shown = key[:KEY_SHOWN] + ("…" if len(key) > KEY_SHOWN else "")
-            result.problems.append(OcProblem(shown, None, f'unexpected key: OpenCompass numbers a file\'s rows "0" '
-                                                          f'to "{len(data) - 1}" and reads only those'))
+    # OpenICLEvalTask._load_predictions reads `preds[str(i)] for i in range(len(preds))`: a file of n rows must
+    # hold "0" to "n-1". A key it lacks is named as missing; a key it never reads, as unexpected.
+    expected = f'"0" to "{len(data) - 1}"'
     for i in range(len(data)):
         key = str(i)
         if key not in data:
+            result.problems.append(OcProblem(key, None, f"missing: the file holds {len(data)} rows, so OpenCompass "
+                                                        f"reads the keys {expected}, and this one is not there"))
             continue
         row = _parse_row(key, data[key], offset + i, result.problems)
         if row is not None:
             result.rows.append(row)
+    read = {str(i) for i in range(len(data))}
+    for key in data:
+        if key not in read:
+            shown = key[:KEY_SHOWN] + ("…" if len(key) > KEY_SHOWN else "")
+            result.problems.append(OcProblem(shown, None, f"unexpected key: OpenCompass numbers a file's rows "
+                                                          f"{expected} and reads only those"))
     return result
 
 

@@ -1,11 +1,13 @@
 """Check quotes an LLM judge took from a long document against the stored text.
 
 A quote is *exact* when it is in the text after Unicode NFKC, with every run of whitespace read as
-one space and typographic quotes and dashes read as their ASCII forms; *close* when only case,
-punctuation or spacing tell it apart from a passage (the same words, in the same order); anything
-else is *unsupported*. Both verdicts rest on plain string equality of normalised texts: fuzzy
-matching (rapidfuzz) only finds the nearest passage to explain an unsupported quote, so a changed
-number, name or negation can never pass as close.
+one space and typographic quotes and dashes read as their ASCII forms, beginning and ending where a
+unit does (app.core.quote_scripts: a word, or any character of Han, Kana, Hangul or Thai); *close*
+when only case, punctuation or spacing tell it apart from a passage (the same units, in the same
+order); anything else is *unsupported*, and so is a quote under the minimum substance (*too short*).
+Both verdicts rest on plain string equality of normalised texts: fuzzy matching (rapidfuzz) only
+finds the nearest passage to explain an unsupported quote, so a changed number, name or negation can
+never pass as close.
 
 Pure: standard library and rapidfuzz only, so it runs without Flask or a database.
 """
@@ -17,6 +19,15 @@ from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
 
+from app.core.quote_changes import NOTHING, align, describe, longest_found
+from app.core.quote_scripts import (
+    MINIMUM_TEXT,
+    continues,
+    describe_size,
+    substance,
+    token_pattern,
+    too_short,
+)
 
 EXACT, CLOSE, UNSUPPORTED = "exact", "close", "unsupported"
 
@@ -31,19 +42,15 @@ TYPOGRAPHIC = str.maketrans({
 # indexing a 255k-character document fast.
 CHANGEABLE = re.compile(r"\s\s+|[^\S ]\s*|[^\s][\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+"
                         r"|[^\x00-\x7f]")
-# Words of the looser form: numbers keep their inner punctuation (1.5 is not 15), else runs of letters/digits.
-NUMBER_SEPARATORS = ".,:/"
-WORD = re.compile(r"\d+(?:[.,:/]\d+)+|[^\W_]+")
-NEGATIONS = frozenset({"not", "no", "never", "none", "nor", "cannot", "without", "nothing", "nobody",
-                       "neither", "t"})  # "t": what is left of n't once punctuation is dropped
-ANCHORS_PER_QUOTE = 3  # the quote's rarest words that place candidate passages
+ANCHORS_PER_QUOTE = 5  # the quote's rarest word pairs (or words) that place candidate passages
 OCCURRENCES_PER_ANCHOR = 40  # a word more frequent than this is no anchor worth following
-CANDIDATES = 4  # candidate passages scored with rapidfuzz per unsupported quote
+CANDIDATES = 6  # candidate places measured with rapidfuzz per unsupported quote
 BUCKET_WORDS = 4  # candidate starts this close together are one candidate
 SLACK_WORDS = 4  # words around a candidate passage, so a shifted or longer passage still fits
+REFIT_MARGIN = 3  # a passage starts this near where the quote fits best, and is this much longer or shorter
 SCAN_OCCURRENCES = 200  # a phrase whose rarest word is this common is searched as text instead
-NOTHING = "(nothing)"  # the side of a change where a word was added or dropped: no word of its own
-CLOSE_ENOUGH = 60.0  # partial_ratio below this: no passage resembles the quote at all
+CLOSE_ENOUGH = 50.0  # partial_ratio (of units) below this, less than half shared: no passage resembles the quote
+SMALL_CHANGE = 0.5  # a change of at most half a minimum quote (2 words, 3 Han characters) is named, not a stitch
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,7 @@ class QuoteCheck:
     start: int | None  # offsets into the original stored text; None when unsupported
     end: int | None
     reason: str
+    too_short: bool = False  # under the minimum substance: unsupported whatever the text holds
 
 
 @dataclass
@@ -129,7 +137,7 @@ def words_of(normalised: Normalised) -> Words:
     words: list[str] = []
     word_starts: list[int] = []
     length = 0
-    for match in WORD.finditer(normalised.text):
+    for match in token_pattern().finditer(normalised.text):
         a, b = match.span()
         word = match.group().lower()
         if parts:
@@ -150,20 +158,10 @@ def words_of(normalised: Normalised) -> Words:
     return Words(Normalised("".join(parts), starts, ends), words, word_starts)
 
 
-def continues(text: str, left: int, right: int) -> bool:
-    """Does the word or number at text[left] go on into text[right]? (1.5, 1,000 and 10:30 are one number.)"""
-    if left < 0 or right >= len(text):
-        return False
-    a, b = text[left], text[right]
-    if a.isalnum() and b.isalnum():
-        return True
-    separator_after = a in NUMBER_SEPARATORS and left > 0 and text[left - 1].isdigit() and b.isdigit()
-    separator_next = b in NUMBER_SEPARATORS and right + 1 < len(text) and a.isdigit() and text[right + 1].isdigit()
-    return separator_after or separator_next
-
-
 def at_word_boundaries(text: str, start: int, end: int) -> bool:
-    """A match must not begin or end inside a word or number: "not" is not in "nothing", nor 5 in 1.5 or 1997."""
+    """A match must not begin or end inside a word or number: "not" is not in "nothing", nor 5 in 1.5 or 1997.
+    In Han, Kana, Hangul and Thai every character is a unit: 不喜欢 is in 他不喜欢 (but never half a character
+    and its marks)."""
     return not (continues(text, start - 1, start) or continues(text, end - 1, end))
 
 
@@ -182,18 +180,29 @@ class DocumentIndex:
         self.positions: dict[str, list[int]] = {}
         for index, word in enumerate(self.loose.words):
             self.positions.setdefault(word, []).append(index)
+        self._pairs: dict[tuple[str, str], list[int]] | None = None
 
     def verify(self, quote: str) -> QuoteCheck:
         if not isinstance(quote, str) or not quote.strip():
             raise ValueError("a quote must be non-empty text")
         strict = normalise(quote)
+        quote_words = words_of(strict)
+        check = self._match(quote, strict, quote_words)
+        if not too_short(quote_words.words):
+            return check
+        found = ("it is in the document" if check.status == EXACT else "it is in the document apart from case, "
+                 "punctuation or spacing" if check.status == CLOSE else "it is not in the document either")
+        return QuoteCheck(quote, UNSUPPORTED, None, None,
+                          f"too short: {describe_size(quote_words.words)}, under the minimum of {MINIMUM_TEXT} "
+                          f"({found})", too_short=True)
+
+    def _match(self, quote: str, strict: Normalised, quote_words: Words) -> QuoteCheck:
         needle = strict.text.strip()
         found = self._find_strict(needle)
         if found is not None:
             start, end = self.strict.span(*found)
             how = "verbatim" if self.text[start:end] == quote else "after folding whitespace, quotes and dashes"
             return QuoteCheck(quote, EXACT, start, end, f"found at {span_text(start, end)} {how}")
-        quote_words = words_of(strict)
         if not quote_words.words:
             return QuoteCheck(quote, UNSUPPORTED, None, None, "the quote has no words to look for")
         first = self._find_words(quote_words.words)
@@ -226,6 +235,8 @@ class DocumentIndex:
 
     def _what_differs(self, strict_quote: str, start: int, end: int) -> str:
         passage = normalise(self.text[start:end]).text
+        if "".join(passage.split()) == "".join(strict_quote.split()):
+            return "spacing"
         if passage.lower() == strict_quote.lower():
             return "case"
         if re.sub(r"[\W_]+", "", passage) == re.sub(r"[\W_]+", "", strict_quote):
@@ -233,20 +244,29 @@ class DocumentIndex:
         return "case and punctuation or spacing"
 
     def _explain(self, quote: str, quote_words: Words) -> str:
+        """Name the change: the nearest passage's changed units when a few explain the quote, else the two places
+        it was stitched from, else how little of it the nearest passage shares."""
         words = quote_words.words
-        stitched = self._stitched(words)
-        if stitched:
-            return stitched
         window = self._nearest_window(words)
         if window is None:
-            return "none of its words is in the document"
+            return self._stitched(words) or "none of its words is in the document"
         first, stop, score = window
         blocks, first, stop = align(words, self.loose.words[first:stop], first)
         start, end = self.loose.span(first, stop)
         shared = len(words) - sum(q1 - q0 for q0, q1, _, _ in blocks)
-        if score < CLOSE_ENOUGH or shared * 2 < len(words):
+        close = score >= CLOSE_ENOUGH and shared * 2 >= len(words)
+        # A small change in one place (a number, a negation, a name) explains a quote better than two far places
+        # that happen to share its start and its end ("it was not" is in many places): look for a stitch after.
+        small = all(substance(units) <= SMALL_CHANGE for units in (
+            [w for q0, q1, _, _ in blocks for w in words[q0:q1]],
+            [w for _, _, p0, p1 in blocks for w in self.loose.words[p0:p1]]))
+        if not (close and small):
+            stitched = self._stitched(words)
+            if stitched:
+                return stitched
+        if not close:
             return (f"no passage in the document is close to it (the nearest, at {span_text(start, end)}, "
-                    f"shares {shared} of its {len(words)} words)")
+                    f"shares {shared} of its {len(words)} {'units' if len(words) != 1 else 'unit'})")
         # A change inside the quote tells more than one at its ends, where the passage's bounds are a guess.
         inner_first = sorted(blocks, key=lambda b: b[0] == 0 or b[1] == len(words))
         changes = [(shown(quote, quote_words, q0, q1), shown(self.text, self.loose, p0, p1))
@@ -270,58 +290,63 @@ class DocumentIndex:
         second = span_text(*self.loose.span(tail_at, tail_at + tail))
         return f"stitched from two places: its start is at {first}, its end at {second}"
 
+    def _pair_positions(self) -> dict[tuple[str, str], list[int]]:
+        """Where each pair of neighbouring units starts: far rarer than units alone (a Chinese character is
+        rarely rare), so a quote's rarest pairs place it. Built on the first quote that needs it."""
+        if self._pairs is None:
+            self._pairs = {}
+            words = self.loose.words
+            for index, pair in enumerate(zip(words, words[1:])):
+                self._pairs.setdefault(pair, []).append(index)
+        return self._pairs
+
+    def _anchors(self, words: list[str]) -> list[tuple[int, list[int]]]:
+        """(offset in the quote, positions in the document) of the quote's rarest pairs found in the document, or
+        of its rarest units when no pair is."""
+        pairs = self._pair_positions()
+        found = [(len(pairs[pair]), offset, pairs[pair]) for offset, pair in enumerate(zip(words, words[1:]))
+                 if pair in pairs]
+        if not found:
+            found = [(len(self.positions[w]), offset, self.positions[w]) for offset, w in enumerate(words)
+                     if w in self.positions]
+        return [(offset, positions) for _, offset, positions in sorted(found, key=lambda f: f[:2])[:ANCHORS_PER_QUOTE]]
+
     def _nearest_window(self, words: list[str]) -> tuple[int, int, float] | None:
         """(first word, end word, partial_ratio) of the stretch most like the quote, found from its rare words."""
-        present = [(len(self.positions[w]), offset, w) for offset, w in enumerate(words) if w in self.positions]
-        if not present:
+        anchors = self._anchors(words)
+        if not anchors:
             return None
         votes: Counter[int] = Counter()
-        for _, offset, word in sorted(present)[:ANCHORS_PER_QUOTE]:
-            for position in self.positions[word][:OCCURRENCES_PER_ANCHOR]:
-                votes[max(0, position - offset) // BUCKET_WORDS] += 1  # nearby starts vote together
+        for offset, positions in anchors:
+            for position in positions[:OCCURRENCES_PER_ANCHOR]:
+                # Nearby starts vote together, and a rare anchor weighs more: the place sharing the quote's rare
+                # pair ("vault was") beats the many that share its common ones ("was not finished until").
+                votes[max(0, position - offset) // BUCKET_WORDS] += 1 / len(positions)
         from rapidfuzz import fuzz  # here, not at import: the pages that only read stored statuses never load it
+        from rapidfuzz.distance import Levenshtein
 
-        joined = " ".join(words)
-        best: tuple[int, int, float] | None = None
+        # Each candidate narrowed to its stretch nearest the quote (edit distance of units), its length within a few
+        # units of the quote's: the passage's ends are not known, and a unit repeated in the margin ("the" of the
+        # next clause, "座" of the sentence before) must not pull the alignment away from it. The nearest wins:
+        # unit by unit, a long name shared with another place cannot outweigh the passage sharing all the rest.
+        n, best = len(words), None
         for bucket, _ in votes.most_common(CANDIDATES):
             first = max(0, bucket * BUCKET_WORDS - SLACK_WORDS)
-            stop = min(len(self.loose.words), bucket * BUCKET_WORDS + len(words) + BUCKET_WORDS + SLACK_WORDS)
-            score = fuzz.partial_ratio(joined, " ".join(self.loose.words[first:stop]))
-            if best is None or score > best[2]:
-                best = (first, stop, score)
-        return best
-
-
-def align(quote: list[str], window: list[str], offset: int) -> tuple[list[tuple[int, int, int, int]], int, int]:
-    """Word-level differences of the quote from the passage in a window that starts at word `offset`.
-
-    Returns the changed blocks (quote first, quote stop, passage first, passage stop; passage in
-    document words) and the passage's first and end word. The window's extra words at either end
-    are context, not part of the passage: an end block keeps only as many passage words as it
-    has quote words, so "1997 the board" in "... in 1998 the board" pairs 1997 with 1998.
-    """
-    from rapidfuzz.distance import Levenshtein
-
-    blocks: list[list[int]] = []
-    covered: list[tuple[int, int]] = []  # window words the passage is made of
-    for op in Levenshtein.opcodes(quote, window):
-        if op.tag == "equal":
-            covered.append((op.dest_start, op.dest_end))
-        elif blocks and blocks[-1][1] == op.src_start and blocks[-1][3] == op.dest_start:
-            blocks[-1][1], blocks[-1][3] = op.src_end, op.dest_end
-        else:
-            blocks.append([op.src_start, op.src_end, op.dest_start, op.dest_end])
-    if blocks and blocks[0][0] == 0 and blocks[0][2] == 0:
-        block = blocks[0]
-        block[2] = block[3] - min(block[1] - block[0], block[3] - block[2])
-    if blocks and blocks[-1][1] == len(quote) and blocks[-1][3] == len(window):
-        block = blocks[-1]
-        block[3] = block[2] + min(block[1] - block[0], block[3] - block[2])
-    blocks = [b for b in blocks if b[1] > b[0] or b[3] > b[2]]
-    covered += [(p0, p1) for _, _, p0, p1 in blocks if p1 > p0]
-    first = min((a for a, _ in covered), default=0)
-    stop = max((b for _, b in covered), default=1)
-    return [(q0, q1, p0 + offset, p1 + offset) for q0, q1, p0, p1 in blocks], first + offset, stop + offset
+            window = self.loose.words[first:bucket * BUCKET_WORDS + n + BUCKET_WORDS + SLACK_WORDS]
+            fit = fuzz.partial_ratio_alignment(words, window)  # where n units fit best (fewer at the window's end)
+            short = n - (fit.dest_end - fit.dest_start)
+            for a in range(max(0, fit.dest_start - REFIT_MARGIN + 1 - short),
+                           min(len(window), fit.dest_start + REFIT_MARGIN)):
+                for b in range(a + max(1, n - REFIT_MARGIN), min(len(window), a + n + REFIT_MARGIN) + 1):
+                    cutoff = None if best is None else best[0]
+                    stretch = (Levenshtein.distance(words, window[a:b], score_cutoff=cutoff), abs(b - a - n),
+                               first + a, first + b)
+                    if best is None or stretch < best:
+                        best = stretch
+        if best is None:
+            return None
+        _, _, first, stop = best
+        return first, stop, fuzz.partial_ratio(words, self.loose.words[first:stop])
 
 
 def shown(text: str, words: Words, first: int, stop: int) -> str:
@@ -330,39 +355,6 @@ def shown(text: str, words: Words, first: int, stop: int) -> str:
         return NOTHING
     start, end = words.span(first, stop)
     return text[start:end]
-
-
-def longest_found(found, limit: int) -> int:
-    """The largest k in 0..limit with found(k), for a monotone found (a prefix found means shorter ones are)."""
-    low, high = 0, limit
-    while low < high:
-        middle = (low + high + 1) // 2
-        if found(middle):
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
-def describe(changes: list[tuple[str, str]]) -> str:
-    """Name the most telling difference: a number first, then a negation, then a name, then any word."""
-    if not changes:
-        return "its word order"
-
-    def words(side: str) -> list[str]:
-        return [] if side == NOTHING else WORD.findall(side)
-
-    tests = (
-        ("a number", lambda quote, passage: any(c.isdigit() for c in quote + passage)),
-        ("a negation", lambda quote, passage: any(w.lower() in NEGATIONS for w in words(quote) + words(passage))),
-        ("a name", lambda quote, passage: all(any(w[:1].isupper() for w in words(side)) for side in (quote, passage))),
-    )
-    for kind, test in tests:
-        change = next(((q, p) for q, p in changes if test(q, p)), None)
-        if change:
-            return f"{kind}: {change[0]} vs {change[1]}"
-    more = f" (and {len(changes) - 1} more)" if len(changes) > 1 else ""
-    return f"a word: {changes[0][0]} vs {changes[0][1]}{more}"
 
 
 def verify_quotes(text: str, quotes: list[str]) -> list[QuoteCheck]:

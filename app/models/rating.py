@@ -41,7 +41,8 @@ class LLMRating(db.Model):
     completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
     latency_ms: Mapped[float] = mapped_column(Float, default=0.0)
     job_id: Mapped[int | None] = mapped_column(ForeignKey("jobs.id", ondelete="SET NULL"))
-    # The `evidence` profile: {"document_id", "quotes": [{answer, stance, quote, status, start, end, reason}]},
+    # The `evidence` profile: {"document_id", "quotes": [{answer, stance, quote, status, start, end, reason,
+    # too_short}]},
     # each quote checked against the stored document (app.core.evidence); NULL for reference-only ratings.
     evidence: Mapped[dict | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = created_at_column()

@@ -1,7 +1,7 @@
 """The references check, stored once per answer version and reference text (content-addressed)
 
 Revision ID: c6e1a9d3f4b2
-Revises: b3d9f2a6c8e1
+Revises: c8a4e1f2d7b3
 Create Date: 2026-12-01 10:00:00.000000
 
 The study page compared every answer with every reference it shows on each view. The new table
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 # revision identifiers, used by Alembic.
 revision = 'c6e1a9d3f4b2'
-down_revision = 'b3d9f2a6c8e1'
+down_revision = 'c8a4e1f2d7b3'
 branch_labels = None
 depends_on = None
 

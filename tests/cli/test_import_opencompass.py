@@ -147,3 +147,57 @@ def test_lveval_rows_need_the_lveval_questions_stored_first(app, runner, tasks):
     assert ("out/predictions/m/LVEval_factrecall_en_16k.json, field '\"0\"': no question of LV-Eval's "
             "factrecall_en_16k is stored: upload LV-Eval's own <model>/factrecall_en_16k.jsonl first") in result.output
     assert systems(app) == []
+
+
+def test_a_missing_row_key_is_named(app, runner, tasks):
+    out = tasks / "out"
+    (path,) = write_dataset(out, "m", "LEval_quality", tiny_rows())
+    rows = json.loads(path.read_text(encoding="utf-8"))
+    rows["3"] = rows.pop("1")  # "0", "2", "3": OpenCompass reads "0" to "2" and finds no "1"
+    path.write_text(json.dumps(rows), encoding="utf-8")
+    result = runner.invoke(args=["import-opencompass", str(out)])
+    assert result.exit_code == 1
+    assert ("out/predictions/m/LEval_quality.json, field '\"1\"': missing: the file holds 3 rows, so OpenCompass "
+            "reads the keys \"0\" to \"2\", and this one is not there") in result.output
+    assert "field '\"3\"': unexpected key" in result.output
+    assert systems(app) == []
+
+
+def test_lveval_keywords_in_gold_are_read_as_the_loader_writes_them(app, runner, tmp_path):
+    from tests.support.lveval_data import write_model
+    from tests.support.opencompass_lveval import data_rows, load, opencompass_rows, predictions
+
+    write_model(tmp_path / "lveval", "own-model", rows=10, datasets=("lic_mixup",), levels=("16k",))
+    assert runner.invoke(args=["import-lveval", str(tmp_path / "lveval")]).exit_code == 0
+    rows = opencompass_rows("lic_mixup", load("lic_mixup", data_rows("lic_mixup", "16k", 10)),
+                            predictions("lic_mixup", "16k", 10, seed=3))
+    assert rows[0]["gold"] == ["林远舟和周书雁", "沈知秋", "林远舟"]  # answers + [answer_keywords]
+    write_dataset(tmp_path / "out", "oc-model", "LVEval_lic_mixup_16k", rows)
+    result = runner.invoke(args=["import-opencompass", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "system oc-model, 10 rows matched (10 new" in result.output
+    rows[0]["gold"] = rows[0]["gold"][:-1]  # the answers alone: not what lic_mixup's loader writes
+    rows[1]["gold"] = "沈知秋"
+    write_dataset(tmp_path / "bad", "oc-bad", "LVEval_lic_mixup_16k", rows)
+    result = runner.invoke(args=["import-opencompass", str(tmp_path / "bad")])
+    assert result.exit_code == 1
+    assert ("field '\"0\"': matches no stored question of lic_mixup_16k: no question whose answers equal the answers "
+            "before its last item (the keywords) has its text in origin_prompt") in result.output
+    assert ("field '\"1\".gold': is a string: OpenCompass's loader of lic_mixup writes answers + [answer_keywords]"
+            in result.output)
+
+
+def test_a_file_nested_too_deep_or_with_a_huge_number_is_an_error_line_not_a_traceback(app, runner, tasks):
+    out = tasks / "out"
+    write_dataset(out, "m", "LEval_quality", tiny_rows())
+    folder = out / "predictions" / "m"
+    (folder / "LEval_quality.json").write_text('{"0": {"origin_prompt": ' + "{\"k\": " * 200_000 + "0"
+                                               + "}" * 200_000 + "}}")
+    result = runner.invoke(args=["import-opencompass", str(out)])
+    assert result.exit_code == 1 and (result.exception is None or isinstance(result.exception, SystemExit))
+    assert ('FAILED  out/predictions/m/LEval_quality.json, field \'"0".origin_prompt\': JSON nested deeper than '
+            "100 levels (line 1, column") in result.output
+    (folder / "LEval_quality.json").write_text('{"0": {"gold": -' + "1" * 5000 + "}}")
+    result = runner.invoke(args=["import-opencompass", str(out)])
+    assert result.exit_code == 1 and "field '\"0\".gold': a number of 5,001 characters" in result.output
+    assert systems(app) == []

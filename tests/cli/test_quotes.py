@@ -32,13 +32,16 @@ def json_lines(output: str) -> list[dict]:
 def test_a_text_file_gets_one_json_object_per_quote_and_a_summary(runner, tmp_path, document_file):
     quotes = write_quotes(tmp_path, json.dumps({"quote": "the board resigned. It did"}), "",
                           json.dumps({"quote": "IT DID NOT MEET AGAIN"}),
-                          json.dumps({"quote": "In 1997 the board resigned", "source": "judge"}))
+                          json.dumps({"quote": "In 1997 the board resigned", "source": "judge"}),
+                          json.dumps({"quote": "the board"}))
     result = runner.invoke(args=["verify-quotes", str(document_file), str(quotes), "--json"])
     assert result.exit_code == 0, result.output
     *rows, summary = json_lines(result.output)
-    assert summary == {"summary": {"exact": 1, "close": 1, "unsupported": 1, "total": 3}}
-    assert [list(row) for row in rows] == [["line", "quote", "status", "start", "end", "reason"]] * 3
-    exact, close, unsupported = rows
+    assert summary == {"summary": {"exact": 1, "close": 1, "unsupported": 2, "too_short": 1, "total": 4}}
+    assert [list(row) for row in rows] == [["line", "quote", "status", "start", "end", "reason", "too_short"]] * 4
+    exact, close, unsupported, short = rows
+    assert (short["status"], short["too_short"], short["start"]) == ("unsupported", True, None)
+    assert short["reason"].startswith("too short: 2 words, under the minimum of at least 4 words")
     assert (exact["line"], exact["status"]) == (1, "exact")
     assert DOCUMENT[exact["start"]:exact["end"]] == "the board resigned.\r\nIt did"
     assert (close["line"], close["status"]) == (3, "close")  # the blank line 2 is skipped, not renumbered
@@ -48,16 +51,17 @@ def test_a_text_file_gets_one_json_object_per_quote_and_a_summary(runner, tmp_pa
 
 
 def test_without_json_a_table_and_a_count(runner, tmp_path, document_file):
-    quotes = write_quotes(tmp_path, json.dumps({"quote": "the board resigned"}),
-                          json.dumps({"quote": "It did meet again"}))
+    quotes = write_quotes(tmp_path, json.dumps({"quote": "In 1998 the board resigned"}),
+                          json.dumps({"quote": "It did meet again"}), json.dumps({"quote": "resigned"}))
     result = runner.invoke(args=["verify-quotes", str(document_file), str(quotes)])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0].split()[:4] == ["line", "status", "span", "quote"]
-    start = DOCUMENT.index("the board resigned")
-    assert lines[1].split()[:3] == ["1", "exact", f"{start}-{start + len('the board resigned')}"]
+    start = DOCUMENT.index("In 1998 the board resigned")
+    assert lines[1].split()[:3] == ["1", "exact", f"{start}-{start + len('In 1998 the board resigned')}"]
     assert lines[2].split()[:3] == ["2", "unsupported", "-"] and "negation" in lines[2]
-    assert lines[-1] == "2 quotes: 1 exact, 0 close, 1 unsupported"
+    assert lines[3].split()[:3] == ["3", "unsupported", "-"] and "too short: 1 word" in lines[3]
+    assert lines[-1] == "3 quotes: 1 exact, 0 close, 2 unsupported (1 too short)"
 
 
 def test_a_stored_questions_document(runner, demo, tmp_path):
@@ -77,6 +81,9 @@ def test_a_stored_questions_document(runner, demo, tmp_path):
 
 @pytest.mark.parametrize("line, message", [
     ('{"quote": "the board"', "line 2: not valid JSON"),
+    ('{"quote": ' + "[" * 100_000 + "]" * 100_000 + "}",  # a RecursionError traceback before
+     'line 2: field "quote" not valid JSON (JSON nested deeper than 100 levels, column 110)'),
+    ('{"引文": ' + "9" * 5000 + "}", 'line 2: field "引文" not valid JSON (a number of 5,000 characters; at most 300'),
     ('["the board"]', 'line 2: expected an object like {"quote": "..."}, got a list'),
     ('"the board"', "line 2: expected an object like {\"quote\": \"...\"}, got a string"),
     ('{"text": "the board"}', 'line 2: field "quote" is missing'),
@@ -115,6 +122,8 @@ def test_a_missing_file(runner, tmp_path, document_file, which):
 @pytest.mark.parametrize("document, message", [
     ("question:999999", "DOCUMENT question:999999: no question with id 999999"),
     ("question:abc", "DOCUMENT question:abc: the id must be a number"),
+    ("question:¹", "DOCUMENT question:¹: the id must be a number"),  # isdigit() but not int(): was a traceback
+    ("question:9" + "9" * 30, "DOCUMENT question:9" + "9" * 30 + ": the id must be a number"),
 ])
 def test_an_unknown_question(runner, tmp_path, document, message):
     quotes = write_quotes(tmp_path, json.dumps({"quote": "the board"}))

@@ -94,7 +94,7 @@ def test_the_document_is_cut_to_the_context_beside_the_prompt_and_the_reply():
 
 def test_flags_shares_and_clusters_with_and_without_flagged_decisions():
     index = DocumentIndex(DOCUMENT)
-    good = tuple(check_quotes(index, [Quote("", "supports", "the board resigned"),
+    good = tuple(check_quotes(index, [Quote("", "supports", "1998 the board resigned"),
                                       Quote("", "supports", "THE RIVER KEPT RISING")]))
     mixed = tuple(check_quotes(index, [Quote("", "supports", "In 1998 the board resigned"),
                                        Quote("", "supports", "In 1997 the board resigned")]))

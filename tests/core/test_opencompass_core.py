@@ -7,7 +7,9 @@ from app.core.metrics.quirks import OPENCOMPASS_DIFFERENCES
 from app.core.opencompass import (
     describe_path,
     is_opencompass_file,
+    LVEVAL_KEYWORDS_IN_GOLD,
     leval_gold,
+    lveval_gold,
     parse_rows,
     part_problems,
     split_abbr,
@@ -57,13 +59,46 @@ def test_rows_are_read_as_openicl_writes_them_and_every_problem_names_its_key():
     assert [(row.key, row.index, row.prompt, row.gold) for row in parsed.rows] == [
         ("0", 10, "be brief\nQ?", "A"), ("1", 11, "Q2", None)]
     assert [(p.where, p.message.split(" (")[0]) for p in parsed.problems] == [
-        ("\"x\"", "unexpected key: OpenCompass numbers a file's rows \"0\" to \"4\" and reads only those"),
         ('"2".prediction', "must be a string"),
         ('"3".origin_prompt', "missing"),
         ('"3".gold', "must be a string or a list"),
+        # Five entries: OpenCompass reads "0" to "4", so "4" is the key it misses, and it never reads "x".
+        ('"4"', 'missing: the file holds 5 rows, so OpenCompass reads the keys "0" to "4", and this one is not there'),
+        ('"x"', "unexpected key: OpenCompass numbers a file's rows \"0\" to \"4\" and reads only those"),
     ]
+    assert parsed.size == 5
     assert parse_rows([1, 2]).problems[0].where is None
-    assert parse_rows({"0": data["0"], "k" * 500: {}}).problems[0].where == '"' + "k" * 40 + '…"'
+    assert parse_rows({"0": data["0"], "k" * 500: {}}).problems[-1].where == '"' + "k" * 40 + '…"'
+
+
+def test_a_missing_index_is_named_and_a_key_beyond_the_rows_is_unexpected():
+    row = {"origin_prompt": "Q", "prediction": "A", "gold": "A"}
+    parsed = parse_rows({"0": row, "1": row, "3": row}, offset=4)
+    assert [p.where for p in parsed.problems] == ['"2"', '"3"']
+    assert parsed.problems[0].message.startswith("missing: the file holds 3 rows")
+    assert parsed.problems[1].message.startswith("unexpected key")
+    assert [(r.key, r.index) for r in parsed.rows] == [("0", 4), ("1", 5)]
+
+
+def test_every_lveval_gold_shape_of_opencompass_loaders():
+    """Seven loaders append the keywords to the answers; the others pass the answers on (cmrc drops its keywords);
+    save_results leaves an empty gold out."""
+    gold = lveval_gold("lic_mixup", ["林远舟和周书雁", "沈知秋", "林远舟"])
+    assert (gold.answers, gold.keywords, gold.has_keywords) == ((["林远舟和周书雁", "沈知秋"],), "林远舟", True)
+    assert lveval_gold("loogle_SD_mixup", ["kw"]).answers == ([],)  # no answers, the keywords alone
+    assert lveval_gold("multifieldqa_en_mixup", ["An answer", None]).keywords is None  # null keywords
+    assert lveval_gold("cmrc_mixup", ["答案"]) == type(gold)((["答案"],))
+    assert lveval_gold("dureader_mixup", None).answers == ([], "")
+    assert lveval_gold("factrecall_en", "Orrin Vale").answers == ("Orrin Vale",)
+    for bad, said in ((None, "is missing"), ("An answer", "is a string"), ([], "is empty"),
+                      (["a", 3], "ends with int")):
+        try:
+            lveval_gold("hotpotwikiqa_mixup", bad)
+        except ValueError as exc:
+            assert str(exc).startswith(said) and "answers + [answer_keywords]" in str(exc), exc
+        else:
+            raise AssertionError(bad)
+    assert len(LVEVAL_KEYWORDS_IN_GOLD) == 7
 
 
 def test_quality_gold_is_the_option_letter():

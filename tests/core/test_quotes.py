@@ -38,18 +38,18 @@ def test_the_changed_year_is_unsupported_and_the_reason_names_both_numbers():
 
 
 def test_offsets_map_back_through_nfkc_expanding_characters():
-    text = "The ﬁrst ﬁeld is ﬁne."  # each ligature is one character that NFKC makes two
-    check = DocumentIndex(text).verify("first field")
+    text = "The ﬁrst ﬁeld is ﬁne and the ﬁfth is not."  # each ligature is one character that NFKC makes two
+    check = DocumentIndex(text).verify("The first field is")
     assert check.status == EXACT
-    assert text[check.start:check.end] == "ﬁrst ﬁeld"
-    assert DocumentIndex(text).verify("fine").start == text.index("ﬁne")
-    assert DocumentIndex(text).verify("ield").status == UNSUPPORTED  # never half a word, half a ligature
+    assert text[check.start:check.end] == "The ﬁrst ﬁeld is"
+    assert DocumentIndex(text).verify("fine and the fifth").start == text.index("ﬁne")
+    assert DocumentIndex(text).verify("ield is fine and").status == UNSUPPORTED  # never half a word or ligature
 
 
 def test_crlf_and_runs_of_whitespace_are_one_space_with_offsets_in_the_original():
-    check = DocumentIndex(BOARD).verify("Minutes. In 1998")
-    assert check.status == EXACT and BOARD[check.start:check.end] == "Minutes.\r\nIn 1998"
-    assert DocumentIndex(BOARD).verify("  the   board\n\tresigned  ").status == EXACT
+    check = DocumentIndex(BOARD).verify("Minutes. In 1998 the")
+    assert check.status == EXACT and BOARD[check.start:check.end] == "Minutes.\r\nIn 1998 the"
+    assert DocumentIndex(BOARD).verify("  In 1998  the   board\n\tresigned  ").status == EXACT
 
 
 def test_curly_quotes_and_dashes_fold_to_ascii_both_ways():
@@ -57,9 +57,9 @@ def test_curly_quotes_and_dashes_fold_to_ascii_both_ways():
     index = DocumentIndex(text)
     check = index.verify('He said "yes" - and didn\'t look back')
     assert check.status == EXACT and text[check.start:check.end].startswith("He said \u201c")
-    assert index.verify("pages 10-12").status == EXACT
-    straight = DocumentIndex("it isn't \"so\"").verify("isn\u2019t \u201cso\u201d")
-    assert straight.status == EXACT and (straight.start, straight.end) == (3, 13)
+    assert index.verify("look back; pages 10-12").status == EXACT
+    straight = DocumentIndex("it isn't \"so\" at all").verify("isn\u2019t \u201cso\u201d at all")
+    assert straight.status == EXACT and (straight.start, straight.end) == (3, 20)
 
 
 def test_case_and_punctuation_only_are_close_with_the_passage_offsets():
@@ -93,13 +93,14 @@ def test_an_added_or_dropped_word_is_no_negation_because_its_mark_reads_nothing(
 
 
 def test_a_number_is_never_matched_inside_a_longer_one_nor_a_word_inside_another():
-    index = DocumentIndex("It cost 1.5 million in 19978; nothing was left.")
-    assert index.verify("cost 15 million").status == UNSUPPORTED
-    assert index.verify("5 million").status == UNSUPPORTED and "a number: 5 vs 1.5" in index.verify("5 million").reason
-    assert index.verify("cost 1").status == UNSUPPORTED
-    assert index.verify("1.5 million").status == EXACT
-    assert index.verify("in 1997").status == UNSUPPORTED
-    assert index.verify("not").status == UNSUPPORTED
+    index = DocumentIndex("Back then it cost 1.5 million in 19978; nothing was left.")
+    assert index.verify("then it cost 15 million").status == UNSUPPORTED
+    assert index.verify("5 million in 19978").status == UNSUPPORTED
+    assert "a number: 5 vs 1.5" in index.verify("5 million in 19978").reason
+    assert index.verify("Back then it cost 1").status == UNSUPPORTED
+    assert index.verify("it cost 1.5 million").status == EXACT
+    assert "a number: 1997 vs 19978" in index.verify("million in 1997; nothing").reason
+    assert "a negation: not vs nothing" in index.verify("in 19978; not was left").reason
 
 
 @pytest.mark.parametrize("quote", ["", "   ", "\r\n\t"])
@@ -109,15 +110,20 @@ def test_an_empty_quote_raises(quote):
 
 
 def test_verify_quotes_keeps_the_order():
-    checks = verify_quotes(BOARD, ["the board", "the committee", "THE BOARD"])
+    checks = verify_quotes(BOARD, ["In 1998 the board", "In 1998 the committee", "IN 1998 THE BOARD"])
     assert [c.status for c in checks] == [EXACT, UNSUPPORTED, CLOSE]
 
 
 def test_the_module_imports_without_flask():
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import quotes; "
-            "assert quotes.DocumentIndex('a b').verify('a b').status == 'exact'; "
-            "assert not {'flask', 'sqlalchemy', 'werkzeug', 'app'} & set(sys.modules), sorted(sys.modules)")
-    done = subprocess.run([sys.executable, "-c", code, str(REPO_ROOT / "app" / "core")],
+    # `app` stands in as a bare package (its __init__ makes the Flask app): only app.core is imported.
+    code = ("import sys, types; app = types.ModuleType('app'); app.__path__ = [sys.argv[1]]; sys.modules['app'] = app; "
+            "from app.core import quotes; "
+            "assert quotes.DocumentIndex('a b c d').verify('a b c d').status == 'exact'; "
+            "assert not {'flask', 'sqlalchemy', 'werkzeug'} & set(sys.modules), sorted(sys.modules); "
+            "assert {m for m in sys.modules if m.startswith('app')} == "
+            "{'app', 'app.core', 'app.core.quotes', 'app.core.quote_scripts', 'app.core.quote_changes'}, "
+            "sorted(sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code, str(REPO_ROOT / "app")],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
 

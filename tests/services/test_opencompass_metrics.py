@@ -77,12 +77,13 @@ def test_opencompass_folder_scores_as_leval_format(app, shared_leval, tmp_path):
 
 
 def test_opencompass_lveval_folder_scores_as_lveval_format(app, tmp_path):
-    """LV-Eval datasets (demo data: the model's own files first, which store the questions), one of them split."""
+    """LV-Eval datasets (demo data: the model's own files first, which store the questions), one of them split;
+    two of them of loaders that append the keywords to the gold (restated in tests/support/opencompass_lveval.py)."""
     from app.services.demo import DEMO_PATH
-    from tests.support.opencompass import rows_from_lveval
+    from tests.support.opencompass_lveval import rows_from_lveval
 
     source = DEMO_PATH / "lveval" / "heron-13b-128k"
-    files = sorted(source.glob("*.jsonl"))[:4]
+    files = [source / f"{d}_16k.jsonl" for d in ("cmrc_mixup", "hotpotwikiqa_mixup", "lic_mixup", "factrecall_zh")]
     own = tmp_path / "lveval" / "heron-13b-128k"
     own.mkdir(parents=True)
     out = tmp_path / "outputs"

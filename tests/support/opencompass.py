@@ -112,29 +112,3 @@ def tiny_rows(answers: tuple[str, ...] = ("(A)", "(B)", "(A)"), *, as_messages: 
 def folder_bytes(root: Path) -> dict[str, bytes]:
     """Every file under root by its posix path below root, for a zip."""
     return {path.relative_to(root).as_posix(): path.read_bytes() for path in sorted(root.rglob("*")) if path.is_file()}
-
-
-# LV-Eval prompts of OpenCompass's configs (opencompass/configs/datasets/lveval/*/lveval_*_gen_*.py), two of them;
-# the other datasets' prompts differ only in their wording around {context} and {input}.
-LVEVAL_ZH = ("请根据下面给定的文章回答问题，问题和答案只与其中一篇文章有关。\n\n文章：{context}\n\n现在请基于上述文章回答下面的问题，"
-             "问题和答案只与其中一篇文章有关。\n\n问题：{input}\n回答：")
-LVEVAL_EN = ("Please answer the following question based on the given passages. Questions and answers are only "
-             "relevant to one passage. Only give me the answer and do not output any other explanation and "
-             "evidence.\n\nArticle: {context}\n\nPlease answer the following question based on the above passages. "
-             "Questions and answers are only relevant to one passage. Only give me the answer and do not output any "
-             "other explanation and evidence.\n\nQuestion: {input}\nAnswer:")
-
-
-def rows_from_lveval(pred_file: Path) -> list[dict]:
-    """OpenCompass rows for an LV-Eval prediction file (`<dataset>_<level>.jsonl`: pred, answers, input, …)."""
-    chinese = any(mark in pred_file.stem for mark in ("_zh", "cmrc", "dureader", "lic"))
-    template = LVEVAL_ZH if chinese else LVEVAL_EN
-    rows = []
-    for line in pred_file.read_text(encoding="utf-8").splitlines():
-        item = json.loads(line)
-        row = {"origin_prompt": template.format(context="(the long context)", input=item["input"]),
-               "prediction": item["pred"]}
-        if item["answers"]:  # the reader's output column is `answers`
-            row["gold"] = item["answers"]
-        rows.append(row)
-    return rows

@@ -63,6 +63,7 @@ def test_an_evidence_judge_run_quotes_the_document_and_its_page_reports_the_quot
     auth.login("researcher")
     page = client.get(f"/judge/runs/{job_id}").get_data(as_text=True)
     assert shown_field(page, "scope") == "Every number on this page: flagged judgments included"
+    assert job.result["schema_fallbacks"] == 0 and 'data-field="schema-refused"' not in page
     assert int(shown_field(page, "decisions")) == len(rows)
     assert f'data-system="{system}"' in page and f'data-system="{baseline}"' in page
     assert page.count('data-status="unsupported"') > 0 and page.count('data-status="exact"') > 0
@@ -101,3 +102,27 @@ def test_the_judge_cache_key_holds_the_documents_fingerprint():
 
 
 pytestmark = pytest.mark.filterwarnings("ignore")
+
+
+def test_the_run_page_says_when_the_server_refused_the_schema_and_the_text_format_was_read(demo, stub, workers,
+                                                                                         client, auth, monkeypatch):
+    monkeypatch.setenv("LEVAL_TOKENIZER", "estimate")
+    stub.refuse_response_format = True  # 400 to any request with response_format, as some servers answer
+    with demo.app_context():
+        save_settings(base_url=stub.base_url, api_key="sk-judge-evidence-0123456789")
+        system, baseline = two_systems()
+        spec = RunSpec(system, baseline, MODEL, ensure_profile_prompt("evidence").id, 0.0, "all", "evidence")
+        job_id = launch(spec, concurrency=2, budget_usd=None).id
+    job = wait_for_job(demo, job_id, lambda j: j.status in ("done", "failed"), timeout=90)
+    assert job.status == "done", job.error
+    refused = [r for r in stub.requests if r.status == 400]
+    assert refused and all("response_format" in r.body for r in refused)
+    assert job.result["schema_fallbacks"] == len(refused) == job.result["api_calls"]
+    with demo.app_context():  # the replies in the text format were read, quotes and all
+        rows = list(db.session.scalars(select(LLMJudgment).where(LLMJudgment.verdict.is_not(None))))
+        assert rows and any(row.evidence and row.evidence["quotes"] for row in rows)
+    auth.login("researcher")
+    page = client.get(f"/judge/runs/{job_id}").get_data(as_text=True)
+    note = re.search(r'data-field="schema-refused">(.*?)</p>', page, re.DOTALL).group(1)
+    assert (f"The server refused <code>response_format</code> (the JSON schema) on {len(refused)} calls (HTTP 400): "
+            "each was sent again without it, and its reply was read in the text format") in note

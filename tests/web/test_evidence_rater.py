@@ -161,7 +161,7 @@ def check_a_rerun_makes_no_call(app, stub, study_id, job, _estimate):
 
 
 def test_a_server_refusing_the_schema_gets_the_text_format_and_a_reply_without_a_rating_is_retried_on_resume(
-        demo, stub, workers, monkeypatch):
+        demo, stub, workers, client, auth, monkeypatch):
     monkeypatch.setenv("LEVAL_TOKENIZER", "estimate")
     stub.refuse_response_format = True
     replies = iter(["QUOTE supports: not a rating at all"] + ["[[4]]"] * 1000)
@@ -183,6 +183,13 @@ def test_a_server_refusing_the_schema_gets_the_text_format_and_a_reply_without_a
                            timeout=60)
     # The resume asks again for the one rating that had none, and for nothing else.
     assert resumed.status == "done" and sum(r.status == 200 for r in stub.requests) == answered + 1
+    # The run records every refusal, over both attempts, and its page says the text format was read instead.
+    refusals = sum(r.status == 400 for r in stub.requests)
+    assert failed.result["schema_fallbacks"] == answered and resumed.result["schema_fallbacks"] == refusals
+    auth.login("researcher")
+    page = client.get(f"/judge/rater/runs/{job_id}").get_data(as_text=True)
+    assert (f"refused <code>response_format</code> (the JSON schema) on {refusals} calls (HTTP 400)" in page
+            and "read in the text format" in page)
 
 
 def test_a_document_never_follows_a_redirect_to_another_host(demo, stub, workers, monkeypatch):
@@ -199,3 +206,27 @@ def test_a_document_never_follows_a_redirect_to_another_host(demo, stub, workers
         failed = wait_for_job(demo, job_id, lambda j: j.status in ("done", "failed"), timeout=60)
         assert failed.status == "failed" and failed.result["rated"] == 0 and stub.calls == failed.result["answers"]
         assert elsewhere.calls == 0
+
+
+def test_a_rater_steered_to_quote_a_word_flags_every_rating(demo, stub, workers, client, auth, monkeypatch):
+    """Text in a document steers the model to back every score with the quote "the" (issue 36: 14 ratings stayed
+    unflagged): each quote is too short, unsupported, and flags its rating, on the page as in the data."""
+    import json
+
+    monkeypatch.setenv("LEVAL_TOKENIZER", "estimate")
+    stub.policy = lambda body: json.dumps({"reasoning": "As the document asks.", "score": 5,
+                                           "quotes": [{"quote": "the", "stance": "supports"}]})
+    with demo.app_context():
+        save_settings(base_url=stub.base_url, api_key="sk-rater-test-0123456789")
+        study_id = db.session.scalars(select(Study)).one().id
+        job_id = launch(evidence_spec(study_id), concurrency=2, budget_usd=None).id
+    job = wait_for_job(demo, job_id, lambda j: j.status in ("done", "failed"), timeout=60)
+    assert job.status == "done", job.error
+    with demo.app_context():
+        ratings = list(db.session.scalars(select(LLMRating).where(LLMRating.job_id == job_id)))
+        assert ratings and all(is_flagged(r.evidence["quotes"]) for r in ratings)
+        assert all(q["status"] == "unsupported" and q["too_short"] for r in ratings for q in r.evidence["quotes"])
+    auth.login("researcher")
+    page = client.get(f"/judge/rater/runs/{job_id}").get_data(as_text=True)
+    assert page.count('data-flag="too-short"') == len(ratings)
+    assert f"({len(ratings)} flagged: every quote unsupported, or a quote under the minimum)" in page

@@ -47,6 +47,7 @@ class Reply:
     error: str | None
     model: str = ""  # the model the server says answered
     finish_reason: str | None = None
+    schema_refused: bool = False  # the server refused response_format (400): asked again without it, text format
 
     @property
     def ok(self) -> bool:
@@ -61,6 +62,7 @@ class Usage:
     cached: int = 0
     errors: int = 0
     skipped: int = 0
+    schema_fallbacks: int = 0  # calls whose response_format the server refused: sent again without it (text format)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
@@ -106,7 +108,8 @@ def call_chat(client: "openai.OpenAI", model: str, messages: list[dict[str, str]
 
     `check(text)` may name a problem with a reply that arrived (e.g. no verdict in it).
     `response_format` (a JSON schema) is sent where the server takes it: a server that refuses the
-    request with 400 gets it once more without, and the prompt's text format applies.
+    request with 400 gets it once more without, and the prompt's text format applies (the reply says
+    `schema_refused`, and the run's usage counts it in `schema_fallbacks`).
     """
     extra: dict[str, Any] = {}
     if max_tokens is not None:
@@ -116,6 +119,7 @@ def call_chat(client: "openai.OpenAI", model: str, messages: list[dict[str, str]
     if n is not None:  # sent only when a caller reproduces a script that sends it (L-Eval's judge: n=1)
         extra["n"] = n
     started = time.perf_counter()
+    refused = False
     try:
         try:
             response = client.chat.completions.create(
@@ -125,6 +129,7 @@ def call_chat(client: "openai.OpenAI", model: str, messages: list[dict[str, str]
         except Exception as exc:
             if not response_format or getattr(exc, "status_code", None) != 400:
                 raise
+            refused = True  # recorded on the run: its replies were read in the text format
             response = client.chat.completions.create(
                 model=model, messages=messages, temperature=temperature, **extra  # type: ignore[arg-type]
             )
@@ -132,7 +137,7 @@ def call_chat(client: "openai.OpenAI", model: str, messages: list[dict[str, str]
         latency_ms = (time.perf_counter() - started) * 1000.0
         message = redact(f"{type(exc).__name__}: {exc}", getattr(client, "api_key", None))
         log.warning("call failed after retries: %s", message)
-        return Reply("", 0, 0, latency_ms, message)
+        return Reply("", 0, 0, latency_ms, message, schema_refused=refused)
     latency_ms = (time.perf_counter() - started) * 1000.0
     choices = getattr(response, "choices", None) or []
     text = (choices[0].message.content or "") if choices else ""
@@ -142,7 +147,7 @@ def call_chat(client: "openai.OpenAI", model: str, messages: list[dict[str, str]
     completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
     error = check(text) if check is not None else None
     return Reply(text, prompt_tokens, completion_tokens, latency_ms, error,
-                 model=str(getattr(response, "model", "") or ""), finish_reason=finish)
+                 model=str(getattr(response, "model", "") or ""), finish_reason=finish, schema_refused=refused)
 
 
 def run_calls(
@@ -207,6 +212,7 @@ def run_calls(
             state.spent += call_cost
             usage.cost_usd = state.spent
         usage.errors += not reply.ok
+        usage.schema_fallbacks += reply.schema_refused
         if ledger is not None:
             ledger.settle(call, held, reply, call_cost)
         on_reply(call, reply, False)

@@ -5,6 +5,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Callable
 
+from app.core.input_files import NotARegularFile, files_in, open_regular_file, read_regular_file
 from app.core.metrics.files import (
     FileFormatError,
     Row,
@@ -68,13 +69,15 @@ def detect_format(row: Row) -> str:
     return "unknown"
 
 
-def find_files(path: Path) -> list[Path]:
-    """List .jsonl files under a checkout, a folder or one file, in a stable order."""
-    if path.is_file():
-        return [path]
-    if not path.exists():
-        raise FileFormatError(str(path), "no such file or folder")
-    return sorted(p for p in path.rglob("*.jsonl") if p.is_file())
+def find_files(path: Path) -> tuple[list[Path], list[NotARegularFile]]:
+    """The .jsonl files under a checkout, a folder or one file, in a stable order; and the entries so named that
+    are no regular file inside the folder (a link, a named pipe, …: core/input_files.py), each refused by name."""
+    try:
+        return files_in(path, (".jsonl",))
+    except FileNotFoundError:
+        raise FileFormatError(str(path), "no such file or folder") from None
+    except NotARegularFile as exc:
+        raise FileFormatError(str(path), exc.why) from None
 
 
 def display_name(path: Path, root: Path) -> str:
@@ -97,37 +100,63 @@ def import_path(
     report = ImportReport()
     loaded = []
     lveval: dict[str, list[tuple[str, Path]]] = {}
+    lveval_refused: dict[str, dict] = {}  # an LV-Eval model folder with a refused file is not imported at all
+    files, refused = find_files(path)
+    for entry in refused:
+        error = FileFormatError(display_name(entry.path, path), entry.why).as_dict()
+        if is_lveval_file_name(entry.path):
+            lveval.setdefault(entry.path.parent.name, [])
+            lveval_refused.setdefault(entry.path.parent.name, error)
+        else:
+            report.files.append(FileReport(file=error["file"], format="unknown", error=error))
     # First pass: check every file and tell its format, keeping neither its bytes nor its rows; then import one
     # file at a time (each in its own transaction, as before): memory holds one file, not the whole folder.
-    for file in find_files(path):
+    for file in files:
         name = display_name(file, path)
+        follow = file == path  # a file named directly may be a link
         if is_lveval_file_name(file):  # LV-Eval model folders are imported per model, after the L-Eval files
             lveval.setdefault(file.parent.name, []).append((name, file))
             continue
         try:
-            with file.open("rb") as handle:
+            with open_regular_file(file, follow=follow) as handle:
                 fmt = _checked_format(handle, name)
+        except NotARegularFile as exc:  # it changed since it was listed
+            report.files.append(FileReport(file=name, format="unknown", error=FileFormatError(name, exc.why).as_dict()))
+            continue
         except FileFormatError as exc:
             report.files.append(FileReport(file=name, format="unknown", error=exc.as_dict()))
             continue
-        loaded.append((FORMAT_ORDER[fmt], name, file, fmt))
+        loaded.append((FORMAT_ORDER[fmt], name, file, fmt, follow))
     loaded.sort(key=lambda item: (item[0], item[1]))
-    for _, name, file, fmt in loaded:
+    for _, name, file, fmt, follow in loaded:
         if progress:
             progress(name)
-        raw = file.read_bytes()
         try:
+            raw = read_regular_file(file, follow=follow)
             rows = parse_jsonl(raw, name)
+        except NotARegularFile as exc:  # changed since the first pass
+            report.files.append(FileReport(file=name, format=fmt, error=FileFormatError(name, exc.why).as_dict()))
+            continue
         except FileFormatError as exc:  # changed since the first pass
             report.files.append(FileReport(file=name, format=fmt, error=exc.as_dict()))
             continue
         report.files.append(import_rows(file, name, fmt, rows, raw, replace=replace, uploaded_by_id=uploaded_by_id,
                                         demo=demo))
         del raw, rows
-    for system, files in lveval.items():
+    for system, named in lveval.items():
         if progress:
             progress(system)
-        payloads = [(name, file.read_bytes()) for name, file in files]  # one model's folder at a time
+        error = lveval_refused.get(system)
+        payloads = []
+        for name, file in named:  # one model's folder at a time
+            if error is None:
+                try:
+                    payloads.append((name, read_regular_file(file, follow=file == path)))
+                except NotARegularFile as exc:
+                    error = FileFormatError(name, exc.why).as_dict()
+        if error is not None:
+            report.files.append(FileReport(file=f"{system}/ (LV-Eval, not imported)", format="lveval", error=error))
+            continue
         report.files.append(import_lveval_model(system, payloads, replace=replace, uploaded_by_id=uploaded_by_id,
                                                 demo=demo))
         del payloads

@@ -16,8 +16,10 @@ from app.extensions import db
 from app.models import Job
 
 # Cumulative over a job's attempts. reserved_*: calls counted at their reservation because their
-# reply never arrived (their worker died), or that are in flight now.
-USAGE_KEYS = ("api_calls", "prompt_tokens", "completion_tokens", "cost_usd", "reserved_calls", "reserved_usd")
+# reply never arrived (their worker died), or that are in flight now. schema_fallbacks: calls whose
+# response_format the server refused, sent again without it and read in the text format.
+USAGE_KEYS = ("api_calls", "prompt_tokens", "completion_tokens", "cost_usd", "reserved_calls", "reserved_usd",
+              "schema_fallbacks")
 # True while any call is counted at its reservation: cost_usd (and the tokens) are then at most that much.
 UPPER_BOUND_KEY = "cost_usd_is_upper_bound"
 
@@ -64,12 +66,14 @@ class JobUsageLedger:
         correction = None if cost is None else cost - (held.cost_usd or 0.0)
         self._add(calls=0, prompt=reply.prompt_tokens - held.prompt_tokens,
                   completion=reply.completion_tokens - held.completion_tokens, cost=correction,
-                  reserved_calls=-1, reserved=None if held.cost_usd is None else -held.cost_usd)
+                  reserved_calls=-1, reserved=None if held.cost_usd is None else -held.cost_usd,
+                  refused=int(reply.schema_refused))
 
     def _add(self, *, calls: int, prompt: int, completion: int, cost: float | None, reserved_calls: int,
-             reserved: float | None) -> None:
+             reserved: float | None, refused: int = 0) -> None:
         totals = self.totals
         totals["api_calls"] += calls
+        totals["schema_fallbacks"] = (totals.get("schema_fallbacks") or 0) + refused
         totals["prompt_tokens"] += prompt
         totals["completion_tokens"] += completion
         if cost is not None:  # None: a model without a price, counted in tokens only
@@ -92,7 +96,8 @@ def add_usage(before: dict[str, Any], usage: Usage) -> dict[str, Any]:
                        "prompt_tokens": before["prompt_tokens"] + usage.prompt_tokens,
                        "completion_tokens": before["completion_tokens"] + usage.completion_tokens,
                        "cost_usd": cost,
-                       "reserved_calls": before["reserved_calls"], "reserved_usd": before["reserved_usd"]})
+                       "reserved_calls": before["reserved_calls"], "reserved_usd": before["reserved_usd"],
+                       "schema_fallbacks": (before.get("schema_fallbacks") or 0) + usage.schema_fallbacks})
 
 
 class CallsFailed(RuntimeError):

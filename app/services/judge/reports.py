@@ -16,9 +16,10 @@ from sqlalchemy import select
 from app.core.evidence import (
     DEFAULT_CONTEXT_TOKENS,
     DEFAULT_MAX_QUOTES,
+    FLAGS,
     Rated,
+    flag_of,
     flagged_scope,
-    is_flagged,
     summarise,
 )
 from app.core.judge import (
@@ -119,7 +120,7 @@ class PairReport:
 
     def outcome(self, order: str) -> str:
         if order not in self.rows:
-            return "left out"  # flagged (every quote unsupported), and the report leaves flagged judgments out
+            return "left out"  # flagged (see flag_of), and the report leaves flagged judgments out
         row = self.rows.get(order)
         return "pending" if row is None else system_outcome(order, row.verdict)  # type: ignore[arg-type]
 
@@ -153,7 +154,8 @@ def run_report(spec: RunSpec, *, bootstrap_iterations: int = 1000, leave_out_fla
     """Pair the spec's systems now and gather every stored judgment of those pairs.
 
     Under the evidence profile the report holds the quote report too, and `leave_out_flagged` drops the
-    judgments whose quotes are all unsupported from every number (they count as neither judged nor pending).
+    flagged judgments (quotes all unsupported, or one under the minimum) from every number (they count as
+    neither judged nor pending).
     """
     prompt = db.session.get(JudgePrompt, spec.prompt_id)
     if prompt is None:
@@ -199,7 +201,12 @@ def run_report(spec: RunSpec, *, bootstrap_iterations: int = 1000, leave_out_fla
 
 
 def flagged(row: LLMJudgment) -> bool:
-    return row.verdict is not None and is_flagged((row.evidence or {}).get("quotes", []))
+    return flag(row) is not None
+
+
+def flag(row: LLMJudgment) -> str | None:
+    """Why a judgment is flagged (app.core.evidence.flag_of), or None; one without a verdict is not."""
+    return flag_of((row.evidence or {}).get("quotes", [])) if row.verdict is not None else None
 
 
 def quote_report(spec: RunSpec, judged: list[tuple[JudgePair, LLMJudgment]], stored: dict,
@@ -329,4 +336,5 @@ def judgment_quotes(spec: RunSpec, question_id: int, order: str) -> dict[str, An
     quotes = row.evidence.get("quotes", [])
     names = {"A": spec.system if order == "AB" else spec.baseline, "B": spec.baseline if order == "AB" else spec.system}
     return {"pair": found.pair, "row": row, "order": order, "document": document, "quotes": quotes,
-            "flagged": flagged(row), "answer_names": names, "spans": shown_spans(document.text, quotes)}
+            "flagged": flag(row), "flag_reason": FLAGS.get(flag(row)), "answer_names": names,
+            "spans": shown_spans(document.text, quotes)}

@@ -9,9 +9,10 @@ told apart by content: the k-th such row takes the k-th copy, as `.pred.jsonl` u
 fits questions that do differ is refused as ambiguous.
 
 A row of an LV-Eval dataset is matched the same way against the LV-Eval questions stored from LV-Eval's
-own files (their documents are not stored): its `gold` (LV-Eval's `answers`) must equal the question's
-answers and the question's text must appear in its prompt; it takes the question's `gold_ans`, which
-OpenCompass does not write.
+own files (their documents are not stored): the answers its `gold` holds must equal the question's and
+the question's text must appear in its prompt. The gold's shape is its loader's (app.core.opencompass.
+lveval_gold): seven loaders append the answer keywords, which the row then keeps as its own `gold_ans`,
+as LV-Eval's file of the same model would; the other rows take the question's keywords.
 """
 from __future__ import annotations
 
@@ -22,8 +23,10 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from app.core.metrics.files import LvevalRow
-from app.core.opencompass import OcFile, OcProblem, OcRow, leval_gold, parse_rows
+from app.core.input_files import NotARegularFile, read_regular_file
+from app.core.json_input import JsonRefused, read_json
+from app.core.metrics.files import LvevalRow, lveval_dataset
+from app.core.opencompass import OcFile, OcProblem, OcRow, leval_gold, lveval_gold, parse_rows
 from app.core.text import normalize_ws
 from app.extensions import db
 from app.models import Document, LvevalItem, Question
@@ -36,13 +39,11 @@ from app.services.lveval.store import answers_json
 def read_file(path: Path, *, offset: int = 0) -> OcFile:
     """Parse one OpenCompass predictions file (`offset`: rows of the dataset's earlier parts)."""
     try:
-        with path.open("rb") as stream:
-            data = json.load(stream)
-    except UnicodeDecodeError:
-        return OcFile(problems=[OcProblem(None, None, "not UTF-8 text")])
-    except json.JSONDecodeError as exc:
-        return OcFile(problems=[OcProblem(None, None, f"not valid JSON (line {exc.lineno}, column {exc.colno}): "
-                                                      f"{exc.msg}")])
+        data = read_json(read_regular_file(path))
+    except JsonRefused as exc:
+        return OcFile(problems=[_refused(exc)])
+    except NotARegularFile as exc:
+        return OcFile(problems=[OcProblem(None, None, exc.why)])
     result = parse_rows(data, offset=offset)
     if isinstance(data, dict):
         for key, item in data.items():
@@ -51,6 +52,13 @@ def read_file(path: Path, *, offset: int = 0) -> OcFile:
                 result.problems.append(OcProblem(key, bad[0], bad[1]))
                 result.rows = [row for row in result.rows if row.key != key]
     return result
+
+
+def _refused(exc: JsonRefused) -> OcProblem:
+    """The reader's refusal as a problem of the file: at its row's key and field when it is inside one."""
+    where = f" (line {exc.line}, column {exc.column})" if exc.line is not None else ""
+    key, field_ = (list(map(str, exc.path[:2])) + [None, None])[:2]
+    return OcProblem(key, field_, f"{exc.reason}{where}")
 
 
 @dataclass
@@ -190,14 +198,18 @@ def _lveval_row(task: str, row: OcRow, by_answers: dict[str, list[tuple[str, str
     if not by_answers:
         return OcProblem(row.key, None, f"no question of LV-Eval's {task} is stored: upload LV-Eval's own "
                                         f"<model>/{task}.jsonl first (docs/lveval.md)")
+    try:
+        gold = lveval_gold(lveval_dataset(task), row.gold)
+    except ValueError as exc:
+        return OcProblem(row.key, "gold", str(exc))
     prompt = normalize_ws(row.prompt)
-    # OpenCompass leaves `gold` out when the answers are empty ([] in LV-Eval's files, or "").
-    golds = [row.gold] if row.gold else [[], ""]
-    found = [c for gold in golds for c in by_answers.get(answers_json(gold), []) if normalize_ws(c[0]) in prompt]
+    found = [c for answers in gold.answers for c in by_answers.get(answers_json(answers), [])
+             if normalize_ws(c[0]) in prompt]
     kinds = list(dict.fromkeys((normalize_ws(c[0]), c[1]) for c in found))
     if not found:
+        held = "the answers before its last item (the keywords)" if gold.has_keywords else "its gold"
         return OcProblem(row.key, None, f"matches no stored question of {task}: no question whose answers equal "
-                                        "its gold has its text in origin_prompt")
+                                        f"{held} has its text in origin_prompt")
     if len(kinds) > 1:
         return OcProblem(row.key, None, f"matches {len(kinds)} different stored questions of {task}: its gold "
                                         "and prompt fit each of them")
@@ -207,9 +219,10 @@ def _lveval_row(task: str, row: OcRow, by_answers: dict[str, list[tuple[str, str
     if nth >= len(copies):
         return OcProblem(row.key, None, f"a repeat: {len(copies)} stored question(s) of {task} fit this row, "
                                         "and earlier rows took them")
-    instruction, stored_answers, gold_ans = copies[nth]
+    instruction, stored_answers, question_keywords = copies[nth]
     answers = json.loads(stored_answers)
     answers = tuple(answers) if isinstance(answers, list) else answers
-    result.rows.append((row, LvevalRow(line=row.index + 1, pred=row.prediction, answers=answers, gold_ans=gold_ans,
+    keywords = gold.keywords if gold.has_keywords else question_keywords
+    result.rows.append((row, LvevalRow(line=row.index + 1, pred=row.prediction, answers=answers, gold_ans=keywords,
                                        input=instruction, length=None, depth=None)))
     return None

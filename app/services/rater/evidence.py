@@ -1,6 +1,7 @@
 """An `evidence` rater run's report: how its quotes fared against the documents, and one rating's quotes in place.
 
-Every number says whether the flagged ratings (all of their quotes unsupported) were left out.
+Every number says whether the flagged ratings (all of their quotes unsupported, or one under the minimum)
+were left out.
 """
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.core.evidence import PROFILE as EVIDENCE
-from app.core.evidence import Rated, is_flagged, summarise
+from app.core.evidence import FLAGS, Rated, flag_of, summarise
 from app.extensions import db
 from app.models import Document, Job
 from app.services.llm.evidence import shown_spans
@@ -31,7 +32,7 @@ class EvidenceRun:
     job: Job
     run: PreparedRating
     summary: dict[str, Any]
-    ratings: list[dict[str, Any]]  # one per rated answer: system, question, score, quotes, flagged
+    ratings: list[dict[str, Any]]  # one per rated answer: system, question, score, quotes, flagged (why)
 
 
 def _prepared(job_id: int) -> tuple[Job, PreparedRating]:
@@ -63,7 +64,7 @@ def evidence_run(job_id: int, *, leave_out_flagged: bool = False) -> EvidenceRun
         decisions.append(Rated(item.system, len(item.item.answer), quotes))
         ratings.append({"answer_id": item.answer_id, "system": item.system, "document_id": item.document_id,
                         "question_id": int(item.key[2]), "question": item.item.question, "score": row.score,
-                        "quotes": quotes, "flagged": is_flagged(quotes)})
+                        "quotes": quotes, "flagged": flag_of(quotes), "flag_reason": FLAGS.get(flag_of(quotes))})
     if leave_out_flagged:
         ratings = [rating for rating in ratings if not rating["flagged"]]
     return EvidenceRun(job, run, summarise(decisions, leave_out_flagged=leave_out_flagged), ratings)

@@ -86,7 +86,7 @@ def _read(dataset: _Dataset, path_of: PathOf) -> tuple[list[list[OcRow]], Matche
         for problem in parsed.problems:
             preview.add_error(problem.message, field_name=problem.where)
         rows_by_file.append(parsed.rows)
-        preview.rows = len(parsed.rows) + len({p.key for p in parsed.problems if p.key is not None})
+        preview.rows = parsed.size
         offset += preview.rows
     rows = [row for part in rows_by_file for row in part]
     match = match_lveval if dataset.lveval else match_leval
