@@ -87,10 +87,10 @@ PAGES = (
     ("annotate: question", "/annotate/{study}/q/{question}", "annotator", "study"),
     ("annotate: done", "/annotate/{study}/done", "annotator", "study"),
     ("API studies", "/api/v1/studies", "api", "study"),
-    ("API study", "/api/v1/studies/{study_name}", "api", "study"),
-    ("API results", "/api/v1/results/{study_name}", "api", "study"),
-    ("API scores (first page)", "/api/v1/results/{study_name}/scores", "api", "study"),
-    ("API export csv", "/api/v1/studies/{study_name}/export?format=csv", "api", "study"),
+    ("API study", "/api/v1/studies/{study}", "api", "study"),
+    ("API results", "/api/v1/results/{study}", "api", "study"),
+    ("API scores (first page)", "/api/v1/results/{study}/scores", "api", "study"),
+    ("API export csv", "/api/v1/studies/{study}/export?format=csv", "api", "study"),
     ("API leaderboard", "/api/v1/leaderboard", "api", "corpus"),
     ("API systems", "/api/v1/systems", "api", "corpus"),
 )
@@ -185,7 +185,7 @@ class Server:
 
 
 def _path(template: str, built: Built) -> str:
-    return template.format(**built.ids, study_name=built.study_name.replace(" ", "%20"))
+    return template.format(**built.ids)
 
 
 def _checked(server: Server, who: str, path: str) -> None:

@@ -240,7 +240,7 @@ def _scores(built: Built) -> None:
         config["SQLALCHEMY_DATABASE_URI"] = built.database_url
     app = create_app(config)
     with app.app_context():
-        built.study_id = require_study(built.study_name).id
+        built.study_id = require_study(name=built.study_name).id
         generate_scores(annotator_names(built.scale), seed=38, coverage=built.scale.coverage, study_id=built.study_id)
         count = lambda model: db.session.scalar(select(func.count()).select_from(model))  # noqa: E731
         built.counts = {"systems": count(System), "predictions": count(Prediction),
