@@ -15,7 +15,7 @@ from flask import (
 from app.core.metrics import METRIC_KEYS, PROFILES, QUIRKS
 from app.extensions import db
 from app.models import System
-from app.services.lveval.tab import lveval_json, lveval_tab
+from app.services.benchmarks import PLUGINS, plugin
 from app.services.metrics import HUMAN_EVAL_BUCKET, OVERALL
 from app.services.metrics.leaderboard import (
     LEADERBOARD_METRICS,
@@ -46,21 +46,23 @@ PROFILE_NOTES = {
 }
 SORTS = LEADERBOARD_METRICS + ("judge", "system") + SUBSET_SORTS
 L_EVAL_METRICS = tuple(m for m in METRIC_KEYS if m != "lveval")  # LV-Eval has its own tab and page
+# The other benchmarks' tabs (services.benchmarks), after L-Eval's views: (view, label).
+BENCHMARK_TABS = tuple((p.key, p.label) for p in PLUGINS)
 
 
 def _common(profile: str) -> dict:
     return {"profile": profile, "profiles": PROFILES, "profile_notes": PROFILE_NOTES, "labels": METRIC_LABELS,
-            "all_tasks": OVERALL, "human_eval": HUMAN_EVAL_BUCKET}
+            "all_tasks": OVERALL, "human_eval": HUMAN_EVAL_BUCKET, "benchmark_tabs": BENCHMARK_TABS}
 
 
 @bp.get("")
 @staff_required
 def index():
     profile = profile_arg()
-    if request.args.get("view") == "lveval":
-        tab = lveval_tab(profile)
-        return render_template("leaderboard/lveval.html", systems=tab.systems, levels=tab.levels, curves=tab.curves,
-                               view="lveval", **_common(profile))
+    other = plugin(request.args.get("view", ""))
+    if other is not None:
+        template, values = other.leaderboard_tab(profile)
+        return render_template(template, view=other.key, **values, **_common(profile))
     if request.args.get("view") == "tasks":
         metric = request.args.get("metric", "primary")
         if metric != "primary" and metric not in L_EVAL_METRICS:
@@ -99,7 +101,9 @@ def system(system_id: int):
 
 
 def _lveval_of(system: System, profile: str) -> dict | None:
-    return next((entry for entry in lveval_json(profile) if entry["system"] == system.name), None)
+    lveval = plugin("lveval")
+    return next((entry for entry in lveval.leaderboard_json(profile) if entry["system"] == system.name), None) \
+        if lveval is not None else None
 
 
 @bp.post("/systems/<int:system_id>/keys")

@@ -6,15 +6,16 @@ from pathlib import Path
 from typing import Callable
 
 from app.core.input_files import NotARegularFile, files_in, read_regular_file
+from app.core.benchmarks.spec import Plugin
 from app.core.metrics.files import (
     FileFormatError,
     Row,
     describe_file,
-    is_lveval_file_name,
     parse_jsonl,
 )
 from app.core.text import sha256_bytes
 from app.extensions import db
+from app.services.benchmarks import plugin_for_file, plugin_for_rows
 from app.services.importers.documents import (
     collection_for,
     parse_document_file,
@@ -97,14 +98,17 @@ def import_path(
     path = Path(path)
     report = ImportReport()
     loaded = []
-    lveval: dict[str, list[tuple[str, bytes]]] = {}
-    lveval_refused: dict[str, dict] = {}  # an LV-Eval model folder with a refused file is not imported at all
+    # The other benchmarks' files (services.benchmarks), by plugin and model folder: imported per model, after the
+    # L-Eval files; a model folder with a refused file is not imported at all.
+    models: dict[tuple[str, str], tuple[Plugin, list[tuple[str, bytes]]]] = {}
+    models_refused: dict[tuple[str, str], dict] = {}
     files, refused = find_files(path)
     for entry in refused:
         error = FileFormatError(display_name(entry.path, path), entry.why).as_dict()
-        if is_lveval_file_name(entry.path):
-            lveval.setdefault(entry.path.parent.name, [])
-            lveval_refused.setdefault(entry.path.parent.name, error)
+        if (owner := plugin_for_file(entry.path)) is not None:
+            key = (owner.key, owner.model_of(entry.path))
+            models.setdefault(key, (owner, []))
+            models_refused.setdefault(key, error)
         else:
             report.files.append(FileReport(file=error["file"], format="unknown", error=error))
     for file in files:
@@ -114,12 +118,15 @@ def import_path(
         except NotARegularFile as exc:  # it changed since it was listed
             report.files.append(FileReport(file=name, format="unknown", error=FileFormatError(name, exc.why).as_dict()))
             continue
-        if is_lveval_file_name(file):  # LV-Eval model folders are imported per model, after the L-Eval files
-            lveval.setdefault(file.parent.name, []).append((name, raw))
+        if (owner := plugin_for_file(file)) is not None:
+            models.setdefault((owner.key, owner.model_of(file)), (owner, []))[1].append((name, raw))
             continue
         try:
             rows = parse_jsonl(raw, name)
             fmt = detect_format(rows[0])
+            if fmt == "unknown" and (owner := plugin_for_rows(rows[0].data)) is not None:
+                models.setdefault((owner.key, owner.model_of(file)), (owner, []))[1].append((name, raw))
+                continue
             if fmt == "unknown":
                 raise FileFormatError(name, "not an L-Eval file: expected 'instructions' or 'query'/'<model>_pred' keys", line=rows[0].line)
         except FileFormatError as exc:
@@ -132,25 +139,26 @@ def import_path(
             progress(name)
         report.files.append(import_rows(file, name, fmt, rows, raw, replace=replace, uploaded_by_id=uploaded_by_id,
                                         demo=demo))
-    for system, payloads in lveval.items():
+    for (key, system), (owner, payloads) in models.items():
         if progress:
             progress(system)
-        if system in lveval_refused:
-            report.files.append(FileReport(file=f"{system}/ (LV-Eval, not imported)", format="lveval",
-                                           error=lveval_refused[system]))
+        if (key, system) in models_refused:
+            report.files.append(FileReport(file=f"{system or owner.label + ' data'}/ ({owner.label}, not imported)",
+                                           format=owner.key,
+                                           error=models_refused[(key, system)]))
             continue
-        report.files.append(import_lveval_model(system, payloads, replace=replace, uploaded_by_id=uploaded_by_id,
-                                                demo=demo))
+        report.files.append(import_model(owner, system, payloads, replace=replace, uploaded_by_id=uploaded_by_id,
+                                         demo=demo))
     return report
 
 
-def import_lveval_model(system: str, payloads: list[tuple[str, bytes]], *, replace: bool,
-                        uploaded_by_id: int | None, demo: bool = False) -> FileReport:
-    """One LV-Eval model folder as one report line: imported whole, or its first error."""
-    from app.services.lveval import import_payloads
-
-    model = import_payloads(system, payloads, replace=replace, uploaded_by_id=uploaded_by_id, demo=demo)
-    result = FileReport(file=f"{system}/ (LV-Eval, {len(payloads)} files)", format="lveval",
+def import_model(owner: Plugin, system: str, payloads: list[tuple[str, bytes]], *, replace: bool,
+                 uploaded_by_id: int | None, demo: bool = False) -> FileReport:
+    """One model folder of another benchmark as one report line: imported whole, or its first error."""
+    model = owner.import_model(system, payloads, replace=replace, uploaded_by_id=uploaded_by_id, demo=demo)
+    # A benchmark's own data files (its questions and documents) belong to no system (model_of gives "").
+    where = f"{system}/ ({owner.label}," if system else f"{owner.label} data ("
+    result = FileReport(file=f"{where} {len(payloads)} files)", format=owner.key,
                         rows=model.counts.get("rows", 0), counts=model.counts)
     if model.errors:
         result.error = model.errors[0]
