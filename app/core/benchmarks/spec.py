@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any
 
 
@@ -73,6 +73,9 @@ class Plugin:
     # The leaderboard: its tab (template and values) and its part of the JSON export.
     leaderboard_tab: Callable[[str], tuple[str, dict[str, Any]]]
     leaderboard_json: Callable[[str], list[dict[str, Any]]]
+    # The name a folder import gives one of its files (file, the folder named): by default its path from that
+    # folder; a benchmark whose names say more than the folder does (LongBench-E's `pred_e/`) names them itself.
+    payload_name: Callable[[Path, Path], str] | None = None
 
     @property
     def key(self) -> str:

@@ -119,13 +119,15 @@ def import_path(
             report.files.append(FileReport(file=name, format="unknown", error=FileFormatError(name, exc.why).as_dict()))
             continue
         if (owner := plugin_for_file(file)) is not None:
-            models.setdefault((owner.key, owner.model_of(file)), (owner, []))[1].append((name, raw))
+            named = owner.payload_name(file, path) if owner.payload_name else name
+            models.setdefault((owner.key, owner.model_of(file)), (owner, []))[1].append((named, raw))
             continue
         try:
             rows = parse_jsonl(raw, name)
             fmt = detect_format(rows[0])
             if fmt == "unknown" and (owner := plugin_for_rows(rows[0].data)) is not None:
-                models.setdefault((owner.key, owner.model_of(file)), (owner, []))[1].append((name, raw))
+                named = owner.payload_name(file, path) if owner.payload_name else name
+                models.setdefault((owner.key, owner.model_of(file)), (owner, []))[1].append((named, raw))
                 continue
             if fmt == "unknown":
                 raise FileFormatError(name, "not an L-Eval file: expected 'instructions' or 'query'/'<model>_pred' keys", line=rows[0].line)

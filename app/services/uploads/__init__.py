@@ -229,7 +229,7 @@ def _import_batch(batch: Batch, *, user_id: int, replace: bool) -> ConfirmResult
                                                      replace=replace):
             result.files.append({"file": ", ".join(p.name for p in previews if p.system == system),
                                  **counts.as_dict()})
-            if system not in names:
+            if system and system not in names:  # a benchmark's data files name no system
                 names.append(system)
     opencompass = [preview for preview in batch.valid_files if preview.kind == OPENCOMPASS_KIND]
     for counts in import_opencompass_previews(opencompass, read_staged, keep_file, user_id=user_id, replace=replace):
