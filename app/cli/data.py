@@ -10,7 +10,7 @@ from flask import current_app
 from flask.cli import with_appcontext
 
 from app.cli.database import upgrade_database
-from app.core.benchmarks import BENCHMARKS
+from app.core.benchmarks.registry import BENCHMARKS
 from app.core.metrics.files import FileFormatError, describe
 from app.services import demo
 from app.services.download import DownloadError, download_human_eval

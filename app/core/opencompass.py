@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from app.core.benchmarks import opencompass_datasets, opencompass_prefixes
+from app.core.benchmarks.registry import opencompass_datasets, opencompass_prefixes
 
 # The L-Eval loaders pass each answer on as it is, except quality's: LEvalQualityDataset keeps `answer[1]`, the
 # option letter of "(B) Their subconscious …", as the row's gold.

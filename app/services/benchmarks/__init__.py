@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-from app.core.benchmarks import owner_of, owner_of_rows
+from app.core.benchmarks.registry import owner_of, owner_of_rows
 from app.core.benchmarks.spec import Plugin
 from app.services.lveval.benchmark import PLUGIN as LVEVAL
 

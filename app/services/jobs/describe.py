@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from app.core.benchmarks import BENCHMARKS
+from app.core.benchmarks.registry import BENCHMARKS
 from app.models import Job
 
 

@@ -1,4 +1,4 @@
-"""LV-Eval's plugin (app.core.benchmarks.Plugin): where its questions live, how its files are imported and scored,
+"""LV-Eval's plugin (app.core.benchmarks.spec.Plugin): where its questions live, how its files are imported and scored,
 and what the leaderboard's LV-Eval tab shows."""
 from __future__ import annotations
 

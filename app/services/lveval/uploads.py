@@ -1,7 +1,7 @@
 """LV-Eval files in an upload: preview them (every bad line, what would be stored) and import each model whole.
 
 `preview` is the upload's FilePreview (services.uploads), read and filled by attribute: this package never
-imports the upload package that calls it (app.core.benchmarks.Plugin).
+imports the upload package that calls it (app.core.benchmarks.spec.Plugin).
 """
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from app.core.benchmarks import human_metrics
+from app.core.benchmarks.registry import human_metrics
 from app.core.metrics.profiles import PROFILES
 from app.core.text import word_count
 from app.extensions import db
