@@ -11,10 +11,11 @@ from pathlib import PurePath
 
 from app.core.benchmarks.spec import Benchmark, HumanMetric, Plugin
 from app.core.metrics.benchmark import BENCHMARK as LEVAL
+from app.core.metrics.longbench.benchmark import BENCHMARK as LONGBENCH
 from app.core.metrics.lveval.benchmark import BENCHMARK as LVEVAL
 
 # L-Eval first: it is the base benchmark, and the order is the order of pages, tabs and columns.
-BENCHMARKS: tuple[Benchmark, ...] = (LEVAL, LVEVAL)
+BENCHMARKS: tuple[Benchmark, ...] = (LEVAL, LVEVAL, LONGBENCH)
 
 
 def by_key(key: str) -> Benchmark | None:

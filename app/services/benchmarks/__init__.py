@@ -10,9 +10,10 @@ from pathlib import PurePath
 
 from app.core.benchmarks.registry import owner_of, owner_of_rows
 from app.core.benchmarks.spec import Plugin
+from app.services.longbench.benchmark import PLUGIN as LONGBENCH
 from app.services.lveval.benchmark import PLUGIN as LVEVAL
 
-PLUGINS: tuple[Plugin, ...] = (LVEVAL,)
+PLUGINS: tuple[Plugin, ...] = (LVEVAL, LONGBENCH)
 
 
 def plugin(key: str) -> Plugin | None:
