@@ -12,6 +12,7 @@ from flask import (
     url_for,
 )
 
+from app.core.benchmarks.registry import by_key
 from app.core.metrics import METRIC_KEYS, PROFILES, QUIRKS
 from app.extensions import db
 from app.models import System
@@ -41,7 +42,7 @@ bp = Blueprint("leaderboard", __name__)
 
 
 PROFILE_NOTES = {
-    "official": "reproduces L-Eval's and LV-Eval's reference scripts, quirks included",
+    "official": "reproduces each benchmark's reference scripts, quirks included",
     "fixed": "corrects the reference scripts' quirks",
 }
 SORTS = LEADERBOARD_METRICS + ("judge", "system") + SUBSET_SORTS
@@ -86,8 +87,11 @@ def index():
 @bp.get("/json")
 @staff_required
 def as_json():
-    """The leaderboard as JSON; every number is labelled with its profile."""
-    return jsonify(leaderboard_json(profile_arg()))
+    """The leaderboard as JSON; every number is labelled with its profile. `benchmark` keeps one benchmark's table."""
+    benchmark = request.args.get("benchmark") or None
+    if benchmark is not None and by_key(benchmark) is None:
+        abort(404)
+    return jsonify(leaderboard_json(profile_arg(), benchmark))
 
 
 @bp.get("/systems/<int:system_id>")
