@@ -182,3 +182,14 @@ def test_v2_rows_are_checked_as_result_py_reads_them():
         assert errors[0].field == field, change
     _, errors = collect_file("results/m.jsonl", _jsonl(good, good), variant="v2")
     assert "a second row for _id" in errors[0].message
+
+
+def test_every_quirk_is_documented_with_both_profiles():
+    from app.core.metrics.longbench.quirks import QUIRKS
+    from tests.support.shared import REPO_ROOT
+
+    page = (REPO_ROOT / "docs" / "longbench.md").read_text(encoding="utf-8")
+    ids = [quirk["id"] for quirk in QUIRKS]
+    assert len(ids) == len(set(ids)) and all(quirk["official"] and quirk["fixed"] for quirk in QUIRKS)
+    assert [i for i in ids if f"| `{i}` |" not in page] == []
+    assert sum(quirk["changed"] for quirk in QUIRKS) == 5 and "corrects the first five" in page
