@@ -3,6 +3,7 @@ from app.models.corpus import Document, LvevalItem, Prediction, PredictionFile, 
 from app.models.generation import AuthoredPair, GenerationAnswer, GenerationCall, GenerationPrompt, GenerationRun
 from app.models.jobs import Job
 from app.models.judge import JudgePrompt, LLMJudgment
+from app.models.longbench import LongbenchAnswer, LongbenchItem
 from app.models.metrics import MetricAggregate, MetricResult
 from app.models.queue import QueueCounter, QueueSchedule, QueueTask, QueueValue
 from app.models.rating import LLMRating, RaterPrompt
@@ -19,7 +20,7 @@ __all__ = [
     "COUNTED", "ApiToken",
     "Answer", "Study", "StudyAllocation", "StudyAnnotator", "StudyAnswer", "StudyAssignment", "StudyHiddenReference", "StudyQuestion",
     "StudySystem", "AnnotationRound", "AuthoredPair", "DataVersion", "Document", "GenerationAnswer", "GenerationCall",
-    "GenerationPrompt", "GenerationRun", "Job", "JudgePrompt", "LLMJudgment", "LLMRating", "LoginAttempt", "LvevalItem",
+    "GenerationPrompt", "GenerationRun", "Job", "JudgePrompt", "LLMJudgment", "LLMRating", "LoginAttempt", "LongbenchAnswer", "LongbenchItem", "LvevalItem",
     "MetricAggregate", "MetricResult", "Prediction", "QueueCounter", "QueueSchedule", "QueueTask", "QueueValue", "PredictionFile", "Question", "QuestionView", "RaterPrompt",
     "Reference",
     "Score", "ScoreRevision", "Setting", "System", "TextRepeat", "UploadBatch", "User",

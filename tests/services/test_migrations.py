@@ -878,3 +878,38 @@ def test_small_tables_analyse_threshold_arrives_on_a_scored_database_and_leaves_
         upgrade()
         db.session.remove()
         db.engine.dispose()
+
+
+BEFORE_LONGBENCH = "c9a4e2b7d1f3"  # the small tables' planner statistics
+
+
+def test_longbench_tables_arrive_on_a_scored_database_and_leave_it_as_it_was(tmp_path):
+    """Two new tables, nothing existing touched; going back drops them and keeps everything else."""
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=BEFORE_STUDIES)
+        with db.engine.begin() as connection:
+            seed_before_studies(connection)
+        upgrade(revision=BEFORE_LONGBENCH)
+        with db.engine.connect() as connection:
+            before = connection.execute(text("SELECT id, answer_id, value FROM scores ORDER BY id")).all()
+            predictions = connection.execute(text("SELECT id, text FROM predictions ORDER BY id")).all()
+        upgrade()
+        with db.engine.begin() as connection:
+            q = lambda sql: connection.execute(text(sql)).all()  # noqa: E731
+            assert q("SELECT id, answer_id, value FROM scores ORDER BY id") == before
+            assert q("SELECT id, text FROM predictions ORDER BY id") == predictions
+            assert q("SELECT count(*) FROM longbench_items") == q("SELECT count(*) FROM longbench_answers") == [(0,)]
+            connection.execute(text(
+                "INSERT INTO longbench_items (question_id, variant, dataset, position, item_id, answers, all_classes, "
+                "length, difficulty, length_class, domain) VALUES (1, 'v1', 'trec', 1, '', '[\"city\"]', "
+                "'[\"city\", \"state\"]', 3000, '', '', '')"))
+            connection.execute(text("INSERT INTO longbench_answers (prediction_id, choice, judge) VALUES (1, 'A', TRUE)"))
+        downgrade(revision=BEFORE_LONGBENCH)
+        with db.engine.connect() as connection:
+            assert not {"longbench_items", "longbench_answers"} & set(inspect(db.engine).get_table_names())
+            assert connection.execute(text("SELECT id, answer_id, value FROM scores ORDER BY id")).all() == before
+            assert connection.execute(text("SELECT id, text FROM predictions ORDER BY id")).all() == predictions
+        upgrade()
+        db.session.remove()
+        db.engine.dispose()

@@ -5,17 +5,26 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Callable
 
+<<<<<<< HEAD
 from app.core.input_files import NotARegularFile, files_in, open_regular_file, read_regular_file
+=======
+from app.core.input_files import NotARegularFile, files_in, read_regular_file
+from app.core.benchmarks.spec import Plugin
+>>>>>>> q-longbench
 from app.core.metrics.files import (
     FileFormatError,
     Row,
     describe_file,
+<<<<<<< HEAD
     is_lveval_file_name,
     iter_jsonl,
+=======
+>>>>>>> q-longbench
     parse_jsonl,
 )
 from app.core.text import sha256_bytes
 from app.extensions import db
+from app.services.benchmarks import plugin_for_file, plugin_for_rows
 from app.services.importers.documents import (
     collection_for,
     parse_document_file,
@@ -99,14 +108,22 @@ def import_path(
     path = Path(path)
     report = ImportReport()
     loaded = []
+<<<<<<< HEAD
     lveval: dict[str, list[tuple[str, Path]]] = {}
     lveval_refused: dict[str, dict] = {}  # an LV-Eval model folder with a refused file is not imported at all
+=======
+    # The other benchmarks' files (services.benchmarks), by plugin and model folder: imported per model, after the
+    # L-Eval files; a model folder with a refused file is not imported at all.
+    models: dict[tuple[str, str], tuple[Plugin, list[tuple[str, bytes]]]] = {}
+    models_refused: dict[tuple[str, str], dict] = {}
+>>>>>>> q-longbench
     files, refused = find_files(path)
     for entry in refused:
         error = FileFormatError(display_name(entry.path, path), entry.why).as_dict()
-        if is_lveval_file_name(entry.path):
-            lveval.setdefault(entry.path.parent.name, [])
-            lveval_refused.setdefault(entry.path.parent.name, error)
+        if (owner := plugin_for_file(entry.path)) is not None:
+            key = (owner.key, owner.model_of(entry.path))
+            models.setdefault(key, (owner, []))
+            models_refused.setdefault(key, error)
         else:
             report.files.append(FileReport(file=error["file"], format="unknown", error=error))
     # First pass: check every file and tell its format, keeping neither its bytes nor its rows; then import one
@@ -123,6 +140,22 @@ def import_path(
         except NotARegularFile as exc:  # it changed since it was listed
             report.files.append(FileReport(file=name, format="unknown", error=FileFormatError(name, exc.why).as_dict()))
             continue
+<<<<<<< HEAD
+=======
+        if (owner := plugin_for_file(file)) is not None:
+            named = owner.payload_name(file, path) if owner.payload_name else name
+            models.setdefault((owner.key, owner.model_of(file)), (owner, []))[1].append((named, raw))
+            continue
+        try:
+            rows = parse_jsonl(raw, name)
+            fmt = detect_format(rows[0])
+            if fmt == "unknown" and (owner := plugin_for_rows(rows[0].data)) is not None:
+                named = owner.payload_name(file, path) if owner.payload_name else name
+                models.setdefault((owner.key, owner.model_of(file)), (owner, []))[1].append((named, raw))
+                continue
+            if fmt == "unknown":
+                raise FileFormatError(name, "not an L-Eval file: expected 'instructions' or 'query'/'<model>_pred' keys", line=rows[0].line)
+>>>>>>> q-longbench
         except FileFormatError as exc:
             report.files.append(FileReport(file=name, format="unknown", error=exc.as_dict()))
             continue
@@ -142,6 +175,7 @@ def import_path(
             continue
         report.files.append(import_rows(file, name, fmt, rows, raw, replace=replace, uploaded_by_id=uploaded_by_id,
                                         demo=demo))
+<<<<<<< HEAD
         del raw, rows
     for system, named in lveval.items():
         if progress:
@@ -190,6 +224,28 @@ def import_lveval_model(system: str, payloads: list[tuple[str, bytes]], *, repla
 
     model = import_payloads(system, payloads, replace=replace, uploaded_by_id=uploaded_by_id, demo=demo)
     result = FileReport(file=f"{system}/ (LV-Eval, {len(payloads)} files)", format="lveval",
+=======
+    for (key, system), (owner, payloads) in models.items():
+        if progress:
+            progress(system)
+        if (key, system) in models_refused:
+            report.files.append(FileReport(file=f"{system or owner.label + ' data'}/ ({owner.label}, not imported)",
+                                           format=owner.key,
+                                           error=models_refused[(key, system)]))
+            continue
+        report.files.append(import_model(owner, system, payloads, replace=replace, uploaded_by_id=uploaded_by_id,
+                                         demo=demo))
+    return report
+
+
+def import_model(owner: Plugin, system: str, payloads: list[tuple[str, bytes]], *, replace: bool,
+                 uploaded_by_id: int | None, demo: bool = False) -> FileReport:
+    """One model folder of another benchmark as one report line: imported whole, or its first error."""
+    model = owner.import_model(system, payloads, replace=replace, uploaded_by_id=uploaded_by_id, demo=demo)
+    # A benchmark's own data files (its questions and documents) belong to no system (model_of gives "").
+    where = f"{system}/ ({owner.label}," if system else f"{owner.label} data ("
+    result = FileReport(file=f"{where} {len(payloads)} files)", format=owner.key,
+>>>>>>> q-longbench
                         rows=model.counts.get("rows", 0), counts=model.counts)
     if model.errors:
         result.error = model.errors[0]

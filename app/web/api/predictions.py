@@ -75,6 +75,8 @@ def systems():
 @access(write=False)
 @spec.validate(query=LeaderboardQuery, resp=responses(HTTP_200=LeaderboardOut), tags=["leaderboard"])
 def leaderboard():
-    """Per system, every metric the Leaderboard shows, with its profile and row counts."""
-    return LeaderboardOut(**leaderboard_json(request.context.query.profile))
+    """Per system, every metric the Leaderboard shows, with its profile and row counts; `benchmark` gives one
+    benchmark's table alone (`leval`, `lveval`, `longbench`)."""
+    query = request.context.query
+    return LeaderboardOut(**leaderboard_json(query.profile, query.benchmark))
 

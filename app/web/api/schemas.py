@@ -6,6 +6,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
 
+from app.core.benchmarks.registry import BENCHMARKS
 from app.core.evidence import (
     DEFAULT_CONTEXT_TOKENS,
     DEFAULT_MAX_QUOTES,
@@ -104,13 +105,14 @@ class SystemOut(BaseModel):
 class LeaderboardQuery(BaseModel):
     model_config = ConfigDict(extra="forbid")
     profile: PROFILE = "official"
+    # One benchmark's table only (app.core.benchmarks.registry: "leval", "lveval", "longbench"); every one without.
+    benchmark: Literal[tuple(b.key for b in BENCHMARKS)] | None = None  # type: ignore[valid-type]
 
 
 class LeaderboardOut(Open):
     profile: PROFILE
     scale: str
-    systems: list[dict[str, Any]]
-    lveval: list[dict[str, Any]]
+    systems: list[dict[str, Any]]  # with `benchmark`: that benchmark's table, and `benchmark` names it
 
 
 # -- studies and results -----------------------------------------------------------------------------------
