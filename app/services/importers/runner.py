@@ -5,21 +5,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Callable
 
-<<<<<<< HEAD
-from app.core.input_files import NotARegularFile, files_in, open_regular_file, read_regular_file
-=======
-from app.core.input_files import NotARegularFile, files_in, read_regular_file
 from app.core.benchmarks.spec import Plugin
->>>>>>> q-longbench
+from app.core.input_files import NotARegularFile, files_in, open_regular_file, read_regular_file
 from app.core.metrics.files import (
     FileFormatError,
     Row,
     describe_file,
-<<<<<<< HEAD
-    is_lveval_file_name,
     iter_jsonl,
-=======
->>>>>>> q-longbench
     parse_jsonl,
 )
 from app.core.text import sha256_bytes
@@ -108,15 +100,10 @@ def import_path(
     path = Path(path)
     report = ImportReport()
     loaded = []
-<<<<<<< HEAD
-    lveval: dict[str, list[tuple[str, Path]]] = {}
-    lveval_refused: dict[str, dict] = {}  # an LV-Eval model folder with a refused file is not imported at all
-=======
     # The other benchmarks' files (services.benchmarks), by plugin and model folder: imported per model, after the
-    # L-Eval files; a model folder with a refused file is not imported at all.
-    models: dict[tuple[str, str], tuple[Plugin, list[tuple[str, bytes]]]] = {}
+    # L-Eval files, one model's files in memory at a time; a model folder with a refused file is not imported at all.
+    models: dict[tuple[str, str], tuple[Plugin, list[tuple[str, Path]]]] = {}
     models_refused: dict[tuple[str, str], dict] = {}
->>>>>>> q-longbench
     files, refused = find_files(path)
     for entry in refused:
         error = FileFormatError(display_name(entry.path, path), entry.why).as_dict()
@@ -131,31 +118,23 @@ def import_path(
     for file in files:
         name = display_name(file, path)
         follow = file == path  # a file named directly may be a link
-        if is_lveval_file_name(file):  # LV-Eval model folders are imported per model, after the L-Eval files
-            lveval.setdefault(file.parent.name, []).append((name, file))
+        if (owner := plugin_for_file(file)) is not None:
+            named = owner.payload_name(file, path) if owner.payload_name else name
+            models.setdefault((owner.key, owner.model_of(file)), (owner, []))[1].append((named, file))
             continue
         try:
             with open_regular_file(file, follow=follow) as handle:
-                fmt = _checked_format(handle, name)
+                fmt, first = _checked_format(handle, name)
+            if fmt == "unknown" and (owner := plugin_for_rows(first.data)) is not None:
+                named = owner.payload_name(file, path) if owner.payload_name else name
+                models.setdefault((owner.key, owner.model_of(file)), (owner, []))[1].append((named, file))
+                continue
+            if fmt == "unknown":
+                raise FileFormatError(name, "not an L-Eval file: expected 'instructions' or 'query'/'<model>_pred' keys",
+                                      line=first.line)
         except NotARegularFile as exc:  # it changed since it was listed
             report.files.append(FileReport(file=name, format="unknown", error=FileFormatError(name, exc.why).as_dict()))
             continue
-<<<<<<< HEAD
-=======
-        if (owner := plugin_for_file(file)) is not None:
-            named = owner.payload_name(file, path) if owner.payload_name else name
-            models.setdefault((owner.key, owner.model_of(file)), (owner, []))[1].append((named, raw))
-            continue
-        try:
-            rows = parse_jsonl(raw, name)
-            fmt = detect_format(rows[0])
-            if fmt == "unknown" and (owner := plugin_for_rows(rows[0].data)) is not None:
-                named = owner.payload_name(file, path) if owner.payload_name else name
-                models.setdefault((owner.key, owner.model_of(file)), (owner, []))[1].append((named, raw))
-                continue
-            if fmt == "unknown":
-                raise FileFormatError(name, "not an L-Eval file: expected 'instructions' or 'query'/'<model>_pred' keys", line=rows[0].line)
->>>>>>> q-longbench
         except FileFormatError as exc:
             report.files.append(FileReport(file=name, format="unknown", error=exc.as_dict()))
             continue
@@ -175,33 +154,33 @@ def import_path(
             continue
         report.files.append(import_rows(file, name, fmt, rows, raw, replace=replace, uploaded_by_id=uploaded_by_id,
                                         demo=demo))
-<<<<<<< HEAD
         del raw, rows
-    for system, named in lveval.items():
+    for (key, system), (owner, named) in models.items():
         if progress:
             progress(system)
-        error = lveval_refused.get(system)
+        error = models_refused.get((key, system))
         payloads = []
         for name, file in named:  # one model's folder at a time
             if error is None:
                 try:
                     payloads.append((name, read_regular_file(file, follow=file == path)))
-                except NotARegularFile as exc:
+                except NotARegularFile as exc:  # changed since it was listed
                     error = FileFormatError(name, exc.why).as_dict()
         if error is not None:
-            report.files.append(FileReport(file=f"{system}/ (LV-Eval, not imported)", format="lveval", error=error))
+            report.files.append(FileReport(file=f"{system or owner.label + ' data'}/ ({owner.label}, not imported)",
+                                           format=owner.key, error=error))
             continue
-        report.files.append(import_lveval_model(system, payloads, replace=replace, uploaded_by_id=uploaded_by_id,
-                                                demo=demo))
+        report.files.append(import_model(owner, system, payloads, replace=replace, uploaded_by_id=uploaded_by_id,
+                                         demo=demo))
         del payloads
     if len(report.failed) < len(report.files):
         analyze(*IMPORTED)
     return report
 
 
-def _checked_format(handle: BinaryIO, name: str) -> str:
-    """The format of a file whose every line parses (else the first bad line's error), from its first row;
-    read as a stream, one line at a time."""
+def _checked_format(handle: BinaryIO, name: str) -> tuple[str, Row]:
+    """The format of a file whose every line parses (else the first bad line's error) and its first row, from
+    which it is told; read as a stream, one line at a time. "unknown" is for the caller to refuse or hand on."""
     first: Row | None = None
     for item in iter_jsonl(handle, name):
         if isinstance(item, FileFormatError):
@@ -210,32 +189,7 @@ def _checked_format(handle: BinaryIO, name: str) -> str:
             first = item
     if first is None:
         raise FileFormatError(name, "the file has no JSON lines")
-    fmt = detect_format(first)
-    if fmt == "unknown":
-        raise FileFormatError(name, "not an L-Eval file: expected 'instructions' or 'query'/'<model>_pred' keys",
-                              line=first.line)
-    return fmt
-
-
-def import_lveval_model(system: str, payloads: list[tuple[str, bytes]], *, replace: bool,
-                        uploaded_by_id: int | None, demo: bool = False) -> FileReport:
-    """One LV-Eval model folder as one report line: imported whole, or its first error."""
-    from app.services.lveval import import_payloads
-
-    model = import_payloads(system, payloads, replace=replace, uploaded_by_id=uploaded_by_id, demo=demo)
-    result = FileReport(file=f"{system}/ (LV-Eval, {len(payloads)} files)", format="lveval",
-=======
-    for (key, system), (owner, payloads) in models.items():
-        if progress:
-            progress(system)
-        if (key, system) in models_refused:
-            report.files.append(FileReport(file=f"{system or owner.label + ' data'}/ ({owner.label}, not imported)",
-                                           format=owner.key,
-                                           error=models_refused[(key, system)]))
-            continue
-        report.files.append(import_model(owner, system, payloads, replace=replace, uploaded_by_id=uploaded_by_id,
-                                         demo=demo))
-    return report
+    return detect_format(first), first
 
 
 def import_model(owner: Plugin, system: str, payloads: list[tuple[str, bytes]], *, replace: bool,
@@ -245,7 +199,6 @@ def import_model(owner: Plugin, system: str, payloads: list[tuple[str, bytes]], 
     # A benchmark's own data files (its questions and documents) belong to no system (model_of gives "").
     where = f"{system}/ ({owner.label}," if system else f"{owner.label} data ("
     result = FileReport(file=f"{where} {len(payloads)} files)", format=owner.key,
->>>>>>> q-longbench
                         rows=model.counts.get("rows", 0), counts=model.counts)
     if model.errors:
         result.error = model.errors[0]

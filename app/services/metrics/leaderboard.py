@@ -18,13 +18,9 @@ from app.models import (
     Reference,
     System,
 )
-<<<<<<< HEAD
-from app.models.corpus import HUMAN_EVAL, LVEVAL
-from app.services.cache import NO_STUDY, cached
-=======
 from app.models.corpus import HUMAN_EVAL
 from app.services.benchmarks import plugin_collections, plugin_table_metrics
->>>>>>> q-longbench
+from app.services.cache import NO_STUDY, cached
 from app.services.judge import win_rates
 from app.services.metrics.compute import AVERAGED_METRICS, HUMAN_EVAL_BUCKET, OVERALL
 from app.services.system_keys import keys_of
@@ -122,7 +118,6 @@ def _aggregates(profile: str, task: str | None = None, system_id: int | None = N
 
 
 def leaderboard(profile: str, sort: str = "exact_match") -> list[LeaderboardRow]:
-<<<<<<< HEAD
     """Rows for every system with predictions, sorted by `sort` (highest first; missing values last).
 
     The rows are cached until the data change (they count every prediction and read every aggregate) and
@@ -132,11 +127,7 @@ def leaderboard(profile: str, sort: str = "exact_match") -> list[LeaderboardRow]
 
 
 def _board(profile: str) -> list[LeaderboardRow]:
-    # L-Eval's board: LV-Eval's predictions have their own tab (services.lveval.report).
-=======
-    """Rows for every system with predictions, sorted by `sort` (highest first; missing values last)."""
     # L-Eval's board: the other benchmarks' predictions have their own tabs (services.benchmarks).
->>>>>>> q-longbench
     counts = dict(db.session.execute(
         select(Prediction.system_id, func.count()).join(Question, Prediction.question_id == Question.id)
         .join(Document, Question.document_id == Document.id).where(Document.collection.not_in(plugin_collections()))
