@@ -12,6 +12,13 @@ from sqlalchemy.engine import Engine
 from app.config import REPO_ROOT, build_config, instance_path_from_env
 from app.extensions import db, migrate
 
+# The analyses multiply small matrices (1,000 bootstrap resamples of a hundred items): OpenBLAS's extra threads
+# spin while they wait and cost 4-6 times the CPU of one thread there, on every analysis a request computes
+# (issue 38). One BLAS thread per process unless the environment says otherwise; read when numpy first loads,
+# which no module here does at import.
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
+
 
 def create_app(config: dict | None = None, *, web: bool = True) -> Flask:
     """Build the Flask app; `config` overrides defaults (tests pass INSTANCE_PATH here).

@@ -39,7 +39,8 @@ MODULES = [name for modules in BENCHMARKS.values() for name in modules]
 def test_run_all_lists_every_benchmark_and_each_module_runs_quick():
     assert list(BENCHMARKS) == ["import", "metrics", "pages", "load", "judge", "generate", "results", "start",
                                 "lveval", "uploads", "quotes", "allocation",
-                                "connections"]
+                                "connections", "scale"]
+    assert BENCHMARKS["scale"] == ("bench_scale",)
     assert BENCHMARKS["start"] == ("bench_start",)
     with imported_as_run_all_does():
         for name in MODULES:

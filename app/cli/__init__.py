@@ -19,6 +19,7 @@ COMMAND_MODULES = {
     "generate": "generation",
     "judge": "judge",
     "import-lveval": "lveval", "import-opencompass": "opencompass",
+    "import-longbench": "longbench", "longbench-result": "longbench",
     "eval": "metrics", "score-metrics": "metrics",
     "serve": "serve", "worker": "serve",
     "study": "studies", "delete-system": "studies", "delete-upload": "studies", "delete-demo": "studies",

@@ -10,6 +10,7 @@ from flask import current_app
 from flask.cli import with_appcontext
 
 from app.cli.database import upgrade_database
+from app.core.benchmarks.registry import BENCHMARKS
 from app.core.metrics.files import FileFormatError, describe
 from app.services import demo
 from app.services.download import DownloadError, download_human_eval
@@ -18,6 +19,10 @@ from app.services.importers import ImportReport, import_path
 from app.services.importers.runner import find_files
 
 PROGRESS_MIN_BYTES = 4 * 1024 * 1024
+
+
+# The report formats of the other benchmarks' model folders (their keys: app.core.benchmarks).
+PLUGIN_FORMATS = frozenset(b.key for b in BENCHMARKS if b.owns_file is not None)
 
 
 @click.command("import-leval")
@@ -75,7 +80,7 @@ def _print_report(report: ImportReport) -> None:
             click.echo(f"FAILED  {describe(item.error)}", err=True)
             continue
         c = item.counts
-        if item.format == "lveval":
+        if item.format in PLUGIN_FORMATS:  # another benchmark's model folder (services.benchmarks)
             line = (f"ok      {item.file}: system {c['system']}, {c['rows']} rows, {c['questions_new']} new questions; "
                     f"predictions {c['created']} new, {c['unchanged']} unchanged, {c['replaced']} replaced, "
                     f"{c['conflicts']} conflicts")

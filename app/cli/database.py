@@ -60,6 +60,9 @@ def upgrade_database() -> None:
 
     logging.getLogger("alembic").setLevel(logging.WARNING)
     upgrade(directory=directory)
+    from app.services.planner_statistics import analyze
+
+    analyze()  # PostgreSQL: a migration may have filled or reshaped tables; plan on what they hold now
 
 
 def open_database() -> None:

@@ -16,22 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from app.core.metrics.files import LVEVAL_DATASETS
+from app.core.benchmarks.registry import opencompass_datasets, opencompass_prefixes
 
-# Dataset abbr -> L-Eval task file, from opencompass/configs/datasets/leval/*/leval_*_gen_*.py (`abbr`, `name`).
-LEVAL_DATASETS = {
-    "LEval_coursera": "coursera", "LEval_financialqa": "financial_qa", "LEval_gov_report_summ": "gov_report_summ",
-    "LEval_gsm100": "gsm100", "LEval_legal_contract_qa": "legal_contract_qa", "LEval_meeting_summ": "meeting_summ",
-    "LEval_multidocqa": "multidoc_qa", "LEval_narrativeqa": "narrative_qa", "LEval_nq": "natural_question",
-    "LEval_news_summ": "news_summ", "LEval_paper_assistant": "paper_assistant", "LEval_patent_summ": "patent_summ",
-    "LEval_quality": "quality", "LEval_review_summ": "review_summ", "LEval_scientificqa": "scientific_qa",
-    "LEval_topic_retrieval": "topic_retrieval_longchat", "LEval_tpo": "tpo", "LEval_tvshow_summ": "tv_show_summ",
-}
 # The L-Eval loaders pass each answer on as it is, except quality's: LEvalQualityDataset keeps `answer[1]`, the
 # option letter of "(B) Their subconscious …", as the row's gold.
 _GOLD_OF_ANSWER = {"quality": lambda answer: answer[1:2]}
-# LV-Eval configs name each dataset 'LVEval_' + f'{dataset}_{level}' (opencompass/configs/datasets/lveval/).
-LVEVAL_LEVELS = ("16k", "32k", "64k", "128k", "256k")
 # Every LV-Eval config reads `answers` as the row's gold (reader_cfg output_column). The loaders of these seven
 # datasets put `answers + [answer_keywords]` there (opencompass/datasets/lveval/lveval_<dataset>.py): their gold is
 # LV-Eval's answers with the answer keywords (LV-Eval's `gold_ans`) as its last item. The other four pass `answers`
@@ -40,8 +29,10 @@ LVEVAL_KEYWORDS_IN_GOLD = frozenset({
     "hotpotwikiqa_mixup", "lic_mixup", "loogle_CR_mixup", "loogle_MIR_mixup", "loogle_SD_mixup",
     "multifieldqa_en_mixup", "multifieldqa_zh_mixup",
 })
-LVEVAL_ABBRS = {f"LVEval_{d}_{level}": (d, level) for d in LVEVAL_DATASETS for level in LVEVAL_LEVELS}
-PREFIXES = ("LEval_", "LVEval_")
+# Every benchmark's dataset abbrs (app.core.benchmarks): abbr -> (benchmark key, task).
+DATASETS = opencompass_datasets()
+LEVAL_DATASETS = {abbr: task for abbr, (key, task) in DATASETS.items() if key == "leval"}
+PREFIXES = tuple(opencompass_prefixes())
 KEY_SHOWN = 40  # characters of an unexpected key shown in its error
 _PART_RE = re.compile(r"^(?P<abbr>.+)_(?P<part>\d+)$")
 
@@ -53,8 +44,8 @@ class OcName:
     model: str
     abbr: str
     part: int | None
-    benchmark: str  # "leval", "lveval" or "" for an unknown LEval_/LVEval_ dataset
-    task: str  # the L-Eval task, or `<dataset>_<level>` for LV-Eval
+    benchmark: str  # its benchmark's key ("leval", "lveval", …), or "" for an unknown dataset of one
+    task: str  # the L-Eval task, or `<dataset>_<level>` for LV-Eval (the benchmark's own task name)
 
     @property
     def dataset_key(self) -> tuple[str, str]:
@@ -97,17 +88,17 @@ def lveval_gold(dataset: str, gold: str | list | None) -> LvevalGold:
 
 
 def is_opencompass_file(path: str | PurePosixPath) -> bool:
-    """A `.json` named after an L-Eval or LV-Eval dataset of OpenCompass (known or not) inside a model folder."""
+    """A `.json` named after a dataset of a benchmark OpenCompass runs (known or not) inside a model folder."""
     parts = PurePosixPath(str(path)).parts
     return len(parts) >= 2 and parts[-1].endswith(".json") and parts[-1].startswith(PREFIXES)
 
 
 def split_abbr(stem: str) -> tuple[str, int | None]:
     """("LEval_tpo", None) for LEval_tpo; ("LEval_tpo", 1) for LEval_tpo_1; an unknown stem as it is."""
-    if stem in LEVAL_DATASETS or stem in LVEVAL_ABBRS:
+    if stem in DATASETS:
         return stem, None
     match = _PART_RE.match(stem)
-    if match and (match["abbr"] in LEVAL_DATASETS or match["abbr"] in LVEVAL_ABBRS):
+    if match and match["abbr"] in DATASETS:
         return match["abbr"], int(match["part"])
     return stem, None
 
@@ -115,11 +106,9 @@ def split_abbr(stem: str) -> tuple[str, int | None]:
 def describe_path(path: str | PurePosixPath) -> OcName:
     pure = PurePosixPath(str(path))
     abbr, part = split_abbr(pure.name.removesuffix(".json"))
-    if abbr in LEVAL_DATASETS:
-        return OcName(pure.parent.name, abbr, part, "leval", LEVAL_DATASETS[abbr])
-    if abbr in LVEVAL_ABBRS:
-        dataset, level = LVEVAL_ABBRS[abbr]
-        return OcName(pure.parent.name, abbr, part, "lveval", f"{dataset}_{level}")
+    if abbr in DATASETS:
+        benchmark, task = DATASETS[abbr]
+        return OcName(pure.parent.name, abbr, part, benchmark, task)
     return OcName(pure.parent.name, abbr, part, "", "")
 
 

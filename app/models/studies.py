@@ -135,6 +135,22 @@ class StudyHiddenReference(db.Model):
     reason: Mapped[str] = mapped_column(Text, default="")
 
 
+class TextRepeat(db.Model):
+    """Whether one exact text repeats another (app.core.metrics.similarity.repeats), by their sha256.
+
+    Content-addressed: an answer version never changes and a changed reference has another hash, so
+    a row stays true for as long as its rule (REPEATS_RULE) does; the study page and every pin
+    read these instead of comparing each answer with each reference again.
+    """
+
+    __tablename__ = "text_repeats"
+
+    rule: Mapped[str] = mapped_column(String(40), primary_key=True)
+    text_sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    other_sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    match: Mapped[str] = mapped_column(String(16), default="")  # "", identical or near-identical
+
+
 class StudyAnnotator(db.Model):
     __tablename__ = "study_annotators"
     __table_args__ = (UniqueConstraint("study_id", "user_id"),)

@@ -6,7 +6,8 @@
 - staging (UPLOAD_FOLDER/staging): uploads spooled, previewed and waiting to be confirmed;
 - deleted: the scores exported before a study, system or upload is deleted (web and command line);
 - downloads: L-Eval's files fetched by `import-leval --download`;
-- templates: the compiled page templates, kept so a restarted server need not compile them again.
+- templates: the compiled page templates, kept so a restarted server need not compile them again;
+- exports: score exports kept while the data they were made from is unchanged (services/exports/stored).
 """
 from __future__ import annotations
 
@@ -38,6 +39,10 @@ def downloads_folder() -> Path:
 def template_cache_folder(instance: Path) -> Path:
     """Jinja's compiled templates (set up with the app, before any app context: hence the argument)."""
     return Path(instance) / "cache" / "templates"
+
+
+def export_cache_folder() -> Path:
+    return instance_folder() / "cache" / "exports"
 
 
 def queue_folder() -> Path:

@@ -33,6 +33,7 @@ def register_web(app: Flask) -> None:
         jobs,
         judge,
         leaderboard,
+        longbench,
         lveval,
         predictions,
         rater,
@@ -60,6 +61,7 @@ def register_web(app: Flask) -> None:
     # Every area's URL prefix, here and nowhere else.
     areas = ((home, ""), (auth, ""), (account, "/account"), (annotate, "/annotate"), (admin, "/admin"), (studies, "/studies"),
              (predictions, "/predictions"), (jobs, "/jobs"), (leaderboard, "/leaderboard"), (lveval, "/lveval"),
+             (longbench, "/longbench"),
              (results, "/results"), (judge, "/judge"), (rater, "/judge"), (generation, "/generate"),
              (authoring, "/author"), (tokens, "/account/tokens"), (api, API_PREFIX))
     for area, prefix in areas:

@@ -13,6 +13,7 @@ checks no other module writes the header.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from urllib.parse import quote
 
 from flask import Response
@@ -26,10 +27,15 @@ KINDS = {"jsonl": ("application/x-ndjson", ".jsonl"), "csv": ("text/csv", ".csv"
 _ATTR_CHARS = "!#$&+-.^_`|~"
 
 
-def attachment(body: str, name: str, kind: str) -> Response:
-    """A UTF-8 `kind` file (jsonl, csv, json) the browser saves under the sanitised `name`."""
+def attachment(body: str | Iterable[bytes], name: str, kind: str) -> Response:
+    """A UTF-8 `kind` file (jsonl, csv, json) the browser saves under the sanitised `name`.
+
+    `body` is the whole text, or its UTF-8 bytes in pieces, sent as they come; those pieces must need
+    no request context (services.exports.stored_export reads them from a file).
+    """
     mimetype, extension = KINDS[kind]
-    response = Response(body.encode("utf-8"), content_type=f"{mimetype}; charset=utf-8")
+    response = Response(body.encode("utf-8") if isinstance(body, str) else body,
+                        content_type=f"{mimetype}; charset=utf-8")
     safe = safe_file_name(name, extension)
     response.headers.set("Content-Disposition", "attachment", filename=ascii_fallback(safe),
                          **{"filename*": f"UTF-8''{quote(safe, safe=_ATTR_CHARS)}"})

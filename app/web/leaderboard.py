@@ -12,10 +12,11 @@ from flask import (
     url_for,
 )
 
+from app.core.benchmarks.registry import by_key
 from app.core.metrics import METRIC_KEYS, PROFILES, QUIRKS
 from app.extensions import db
 from app.models import System
-from app.services.lveval.tab import lveval_json, lveval_tab
+from app.services.benchmarks import PLUGINS, plugin
 from app.services.metrics import HUMAN_EVAL_BUCKET, OVERALL
 from app.services.metrics.leaderboard import (
     LEADERBOARD_METRICS,
@@ -41,26 +42,28 @@ bp = Blueprint("leaderboard", __name__)
 
 
 PROFILE_NOTES = {
-    "official": "reproduces L-Eval's and LV-Eval's reference scripts, quirks included",
+    "official": "reproduces each benchmark's reference scripts, quirks included",
     "fixed": "corrects the reference scripts' quirks",
 }
 SORTS = LEADERBOARD_METRICS + ("judge", "system") + SUBSET_SORTS
 L_EVAL_METRICS = tuple(m for m in METRIC_KEYS if m != "lveval")  # LV-Eval has its own tab and page
+# The other benchmarks' tabs (services.benchmarks), after L-Eval's views: (view, label).
+BENCHMARK_TABS = tuple((p.key, p.label) for p in PLUGINS)
 
 
 def _common(profile: str) -> dict:
     return {"profile": profile, "profiles": PROFILES, "profile_notes": PROFILE_NOTES, "labels": METRIC_LABELS,
-            "all_tasks": OVERALL, "human_eval": HUMAN_EVAL_BUCKET}
+            "all_tasks": OVERALL, "human_eval": HUMAN_EVAL_BUCKET, "benchmark_tabs": BENCHMARK_TABS}
 
 
 @bp.get("")
 @staff_required
 def index():
     profile = profile_arg()
-    if request.args.get("view") == "lveval":
-        tab = lveval_tab(profile)
-        return render_template("leaderboard/lveval.html", systems=tab.systems, levels=tab.levels, curves=tab.curves,
-                               view="lveval", **_common(profile))
+    other = plugin(request.args.get("view", ""))
+    if other is not None:
+        template, values = other.leaderboard_tab(profile)
+        return render_template(template, view=other.key, **values, **_common(profile))
     if request.args.get("view") == "tasks":
         metric = request.args.get("metric", "primary")
         if metric != "primary" and metric not in L_EVAL_METRICS:
@@ -84,8 +87,11 @@ def index():
 @bp.get("/json")
 @staff_required
 def as_json():
-    """The leaderboard as JSON; every number is labelled with its profile."""
-    return jsonify(leaderboard_json(profile_arg()))
+    """The leaderboard as JSON; every number is labelled with its profile. `benchmark` keeps one benchmark's table."""
+    benchmark = request.args.get("benchmark") or None
+    if benchmark is not None and by_key(benchmark) is None:
+        abort(404)
+    return jsonify(leaderboard_json(profile_arg(), benchmark))
 
 
 @bp.get("/systems/<int:system_id>")
@@ -99,7 +105,9 @@ def system(system_id: int):
 
 
 def _lveval_of(system: System, profile: str) -> dict | None:
-    return next((entry for entry in lveval_json(profile) if entry["system"] == system.name), None)
+    lveval = plugin("lveval")
+    return next((entry for entry in lveval.leaderboard_json(profile) if entry["system"] == system.name), None) \
+        if lveval is not None else None
 
 
 @bp.post("/systems/<int:system_id>/keys")

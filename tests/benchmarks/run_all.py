@@ -31,6 +31,7 @@ BENCHMARKS = {
     "quotes": ("bench_quotes",),
     "allocation": ("bench_allocation",),
     "connections": ("bench_connections",),
+    "scale": ("bench_scale",),
 }
 
 

@@ -74,3 +74,19 @@ def test_judge_intervals_do_not_depend_on_pair_ids_or_order():
                           rng.choice(["win", "loss", "tie", None])) for i in range(30)]
     other = [PairVerdicts(100 - p.pair_id, p.system_length, p.baseline_length, p.ab, p.ba) for p in pairs[::-1]]
     assert length_controlled(pairs, resamples=50) == length_controlled(other, resamples=50)
+
+
+def test_a_large_draw_is_drawn_again_not_kept_and_a_small_one_is_kept():
+    """A study-wide draw is seeded from the scores, so each save asks for a new one: keeping eight of 16 MB held
+    128 MB of memory for nothing (issue 38). Drawn again it is the same draw."""
+    from app.core.stats import bootstrap
+
+    bootstrap._cached_draw.cache_clear()
+    large = bootstrap.CACHED_CELLS // 1000 + 1
+    first = bootstrap.resample_weights(large, 1000, seed=7)
+    assert bootstrap._cached_draw.cache_info().currsize == 0
+    assert np.array_equal(bootstrap.resample_weights(large, 1000, seed=7), first)
+    assert first.sum(axis=1).tolist() == [large] * 1000 and not first.flags.writeable
+    small = bootstrap.resample_weights(85, 1000, seed=7)
+    assert bootstrap.resample_weights(85, 1000, seed=7) is small
+    assert bootstrap._cached_draw.cache_info().currsize == 1

@@ -813,3 +813,103 @@ def test_stored_study_sets_by_name_become_the_id_the_old_reading_found(tmp_path)
         downgrade(revision=BEFORE_STUDY_SETS_BY_ID)
         db.session.remove()
         db.engine.dispose()
+
+
+BEFORE_TEXT_REPEATS = "c8a4e1f2d7b3"  # studies share documents (allocation fields)
+
+
+def test_text_repeats_arrive_empty_on_a_scored_database_and_leave_it_as_it_was(tmp_path):
+    """The references check's store is new and empty; a study's answers, scores and hidden references stay."""
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=BEFORE_STUDIES)
+        with db.engine.begin() as connection:
+            seed_before_studies(connection)
+        upgrade(revision=BEFORE_TEXT_REPEATS)
+        with db.engine.connect() as connection:
+            before = connection.execute(text("SELECT id, answer_id, value FROM scores ORDER BY id")).all()
+            answers = connection.execute(text("SELECT id, sha256, text FROM answers ORDER BY id")).all()
+        upgrade()
+        with db.engine.begin() as connection:
+            assert connection.execute(text("SELECT id, answer_id, value FROM scores ORDER BY id")).all() == before
+            assert connection.execute(text("SELECT id, sha256, text FROM answers ORDER BY id")).all() == answers
+            assert connection.execute(text("SELECT count(*) FROM text_repeats")).scalar() == 0
+            row = {"rule": "r", "a": answers[0][1], "b": "b" * 64}
+            connection.execute(text("INSERT INTO text_repeats (rule, text_sha256, other_sha256, match) "
+                                    "VALUES (:rule, :a, :b, 'identical')"), row)
+        with pytest.raises(Exception, match="(?i)unique|duplicate"):  # one answer per pair and rule
+            with db.engine.begin() as connection:
+                connection.execute(text("INSERT INTO text_repeats (rule, text_sha256, other_sha256, match) "
+                                        "VALUES (:rule, :a, :b, '')"), row)
+        downgrade(revision=BEFORE_TEXT_REPEATS)
+        assert "text_repeats" not in inspect(db.engine).get_table_names()
+        with db.engine.connect() as connection:
+            assert connection.execute(text("SELECT id, answer_id, value FROM scores ORDER BY id")).all() == before
+        upgrade()
+        db.session.remove()
+        db.engine.dispose()
+
+
+BEFORE_PLANNER_SETTINGS = "c6e1a9d3f4b2"  # the text_repeats migration
+
+
+def test_small_tables_analyse_threshold_arrives_on_a_scored_database_and_leaves_it_as_it_was(tmp_path):
+    """PostgreSQL: a storage parameter on the small tables, set and reset; the rows never move (SQLite: nothing)."""
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=BEFORE_STUDIES)
+        with db.engine.begin() as connection:
+            seed_before_studies(connection)
+        upgrade(revision=BEFORE_PLANNER_SETTINGS)
+        with db.engine.connect() as connection:
+            before = connection.execute(text("SELECT id, round_id, answer_id, value FROM scores ORDER BY id")).all()
+        postgres = db.engine.dialect.name == "postgresql"
+        options = "SELECT reloptions FROM pg_class WHERE relname = 'annotation_rounds'"
+        upgrade()
+        with db.engine.connect() as connection:
+            assert connection.execute(text("SELECT id, round_id, answer_id, value FROM scores ORDER BY id")).all() == before
+            if postgres:
+                assert connection.execute(text(options)).scalar() == ["autovacuum_analyze_threshold=5"]
+        downgrade(revision=BEFORE_PLANNER_SETTINGS)
+        with db.engine.connect() as connection:
+            assert connection.execute(text("SELECT id, round_id, answer_id, value FROM scores ORDER BY id")).all() == before
+            if postgres:
+                assert connection.execute(text(options)).scalar() in (None, [])
+        upgrade()
+        db.session.remove()
+        db.engine.dispose()
+
+
+BEFORE_LONGBENCH = "c9a4e2b7d1f3"  # the small tables' planner statistics
+
+
+def test_longbench_tables_arrive_on_a_scored_database_and_leave_it_as_it_was(tmp_path):
+    """Two new tables, nothing existing touched; going back drops them and keeps everything else."""
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=BEFORE_STUDIES)
+        with db.engine.begin() as connection:
+            seed_before_studies(connection)
+        upgrade(revision=BEFORE_LONGBENCH)
+        with db.engine.connect() as connection:
+            before = connection.execute(text("SELECT id, answer_id, value FROM scores ORDER BY id")).all()
+            predictions = connection.execute(text("SELECT id, text FROM predictions ORDER BY id")).all()
+        upgrade()
+        with db.engine.begin() as connection:
+            q = lambda sql: connection.execute(text(sql)).all()  # noqa: E731
+            assert q("SELECT id, answer_id, value FROM scores ORDER BY id") == before
+            assert q("SELECT id, text FROM predictions ORDER BY id") == predictions
+            assert q("SELECT count(*) FROM longbench_items") == q("SELECT count(*) FROM longbench_answers") == [(0,)]
+            connection.execute(text(
+                "INSERT INTO longbench_items (question_id, variant, dataset, position, item_id, answers, all_classes, "
+                "length, difficulty, length_class, domain) VALUES (1, 'v1', 'trec', 1, '', '[\"city\"]', "
+                "'[\"city\", \"state\"]', 3000, '', '', '')"))
+            connection.execute(text("INSERT INTO longbench_answers (prediction_id, choice, judge) VALUES (1, 'A', TRUE)"))
+        downgrade(revision=BEFORE_LONGBENCH)
+        with db.engine.connect() as connection:
+            assert not {"longbench_items", "longbench_answers"} & set(inspect(db.engine).get_table_names())
+            assert connection.execute(text("SELECT id, answer_id, value FROM scores ORDER BY id")).all() == before
+            assert connection.execute(text("SELECT id, text FROM predictions ORDER BY id")).all() == predictions
+        upgrade()
+        db.session.remove()
+        db.engine.dispose()

@@ -13,6 +13,9 @@ from app.core.metrics.f1 import token_f1
 from app.core.metrics.profiles import FIXED
 
 NEAR_IDENTICAL_F1 = 0.95
+# Names what repeats() decides: stored answers to it (services/studies/references) hold for this rule only.
+# Change the version whenever repeats(), token_f1 or the FIXED profile would answer differently.
+REPEATS_RULE = f"repeats v1, f1 >= {NEAR_IDENTICAL_F1}"
 Match = Literal["identical", "near-identical"]
 
 

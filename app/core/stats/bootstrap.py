@@ -57,13 +57,28 @@ def canonical_rng(unit_rows, salt: int = 0) -> tuple[np.ndarray, np.random.Gener
     return order, np.random.default_rng(seed)
 
 
-@lru_cache(maxsize=8)
+# Draws of at most this many cells (4 MB) are kept: a study-wide draw (1,000 resamples of 2,000 answers is 16 MB)
+# is seeded from the scores, so each save asks for a new one, and eight kept would hold 128 MB for nothing.
+CACHED_CELLS = 500_000
+
+
 def resample_weights(n_units: int, n_resamples: int, seed: int) -> np.ndarray:
     """Draw bootstrap resamples of n_units as a (n_resamples, n_units) matrix of pick counts.
 
     Counts instead of index lists let every resampled statistic be a matrix product.
-    Cached and read-only: the per-system bootstraps all ask for the same draw.
+    Read-only; small draws are cached (the same data asks for the same draw on every page).
     """
+    if n_units * n_resamples > CACHED_CELLS:
+        return _draw(n_units, n_resamples, seed)
+    return _cached_draw(n_units, n_resamples, seed)
+
+
+@lru_cache(maxsize=8)
+def _cached_draw(n_units: int, n_resamples: int, seed: int) -> np.ndarray:
+    return _draw(n_units, n_resamples, seed)
+
+
+def _draw(n_units: int, n_resamples: int, seed: int) -> np.ndarray:
     import numpy as np
 
     rng = np.random.default_rng(seed)

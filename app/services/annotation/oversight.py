@@ -3,7 +3,7 @@ question's scores against k (`study_overview` gathers everything the study page 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from sqlalchemy import func, select
@@ -27,11 +27,12 @@ from app.models import (
 )
 from app.models.corpus import REFERENCE_KINDS, REFERENCE_LABELS
 from app.services.annotation.rounds import OPEN, RoundSummary, rounds_of
+from app.services.cache import cached
 from app.services.studies.allocation import AllocationStatus, allocation_status
 from app.services.studies.answers import Outdated, outdated
-from app.services.studies.assignment import annotator_ids, assigned_questions
+from app.services.studies.assignment import annotator_ids, shares
 from app.services.studies.membership import SHOWN, study_scores
-from app.services.studies.references import Detection, detect, hidden_counts
+from app.services.studies.references import Detection, detect, hidden_counts, record
 
 
 @dataclass
@@ -46,6 +47,7 @@ class AnnotatorProgress:
     last_activity: datetime | None
     earlier_rounds: list[RoundSummary] = field(default_factory=list)
     documents: int = 0   # documents to read: of the questions in their share (fixed), or given so far (adaptive)
+    round_id: int | None = None  # the open round's
 
     @property
     def percent(self) -> float:
@@ -92,13 +94,23 @@ def study_annotators(study: Study) -> list[User]:
 
 
 def annotator_progress(study: Study) -> list[AnnotatorProgress]:
-    """One row per annotator of the study, by username: scores in the open round against their share."""
+    """One row per annotator of the study, by username: scores in the open round against their share.
+
+    The counts are cached until the study's data change; the last activity is read each time, as it
+    includes the questions an annotator opened (question views change no analysis, so no counter).
+    """
+    rows = cached(("annotator-progress", study.id), lambda: _progress_rows(study), study=study.id)
+    activity = _last_activity_by_round([row.round_id for row in rows if row.round_id is not None])
+    return [replace(row, last_activity=activity.get(row.round_id)) for row in rows]
+
+
+def _progress_rows(study: Study) -> list[AnnotatorProgress]:
     users = study_annotators(study)
     rounds = rounds_of(study.id, [u.id for u in users])
     open_ids = [r.id for rs in rounds.values() for r in rs if r.status == OPEN]
     done = _done_by_round(study.id, open_ids)
-    activity = _last_activity_by_round(open_ids)
     sizes = _answers_per_question(study.id)
+    assigned_to = shares(study, [user.id for user in users])
     given = _given_answers(study.id) if study.adaptive else {}
     document_of = dict(db.session.execute(
         select(StudyQuestion.question_id, Question.document_id).join(Question, Question.id == StudyQuestion.question_id)
@@ -107,16 +119,16 @@ def annotator_progress(study: Study) -> list[AnnotatorProgress]:
     for user in users:
         own = rounds.get(user.id, [])
         current = next((r for r in own if r.status == OPEN), None)
-        assigned = assigned_questions(study, user.id)
+        assigned = assigned_to[user.id]
         # An adaptive study counts the answers given to the annotator, never every answer of their questions.
         total = given.get(user.id, 0) if study.adaptive else sum(n for q, n in sizes.items() if q in assigned)
         rows.append(AnnotatorProgress(
             user_id=user.id, username=user.username, role=user.role, active=user.active,
             round_number=current.number if current else None,
-            done=done.get(current.id, 0) if current else 0, total=total,
-            last_activity=activity.get(current.id) if current else None,
+            done=done.get(current.id, 0) if current else 0, total=total, last_activity=None,
             earlier_rounds=[r for r in own if r.status != OPEN],
             documents=len({document_of[q] for q in assigned if q in document_of}),
+            round_id=current.id if current else None,
         ))
     return rows
 
@@ -226,19 +238,40 @@ def _system_rows(study: Study) -> list[SystemRow]:
             for s in systems]
 
 
+@dataclass(frozen=True)
+class _StudyFigures:
+    """What the study page counts and checks, cached until the study's data change."""
+
+    questions: int
+    systems: list[SystemRow]
+    outdated: list[Outdated]
+    detection: Detection
+    hidden: dict[str, int]
+    coverage: list[QuestionCoverage]
+
+
+def _study_figures(study: Study) -> _StudyFigures:
+    detection = detect(study)
+    record(detection)  # the pairs compared for the first time (answers of systems that left, older studies)
+    return _StudyFigures(
+        questions=db.session.scalar(select(func.count()).select_from(StudyQuestion)
+                                    .where(StudyQuestion.study_id == study.id)) or 0,
+        systems=_system_rows(study), outdated=outdated(study.id), detection=detection,
+        hidden=hidden_counts(study.id), coverage=question_coverage(study),
+    )
+
+
 def study_overview(study: Study) -> StudyOverview:
+    figures = cached(("study-figures", study.id), lambda: _study_figures(study), study=study.id)
     listed = annotator_ids(study.id)
     # Deactivated accounts still on the list stay in the form, so saving it does not drop them unseen.
     candidates = list(db.session.scalars(select(User).where(User.active.is_(True) | User.id.in_(listed))
                                          .order_by(User.username)))
     return StudyOverview(
-        study=study,
-        questions=db.session.scalar(select(func.count()).select_from(StudyQuestion)
-                                    .where(StudyQuestion.study_id == study.id)) or 0,
-        systems=_system_rows(study), outdated=outdated(study.id), detection=detect(study),
-        hidden=hidden_counts(study.id),
+        study=study, questions=figures.questions, systems=figures.systems, outdated=figures.outdated,
+        detection=figures.detection, hidden=figures.hidden,
         annotators=[u for u in candidates if u.id in listed] or [],
-        candidates=candidates, progress=annotator_progress(study), coverage=question_coverage(study),
+        candidates=candidates, progress=annotator_progress(study), coverage=figures.coverage,
         reference_labels=REFERENCE_LABELS,
         allocation=allocation_status(study) if study.adaptive else None,
     )

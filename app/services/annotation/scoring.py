@@ -280,7 +280,7 @@ def save_score(
             "score_id": score_id, "old_value": old_value, "new_value": value, "old_comment": old_comment,
             "new_comment": comment, "changed_at": now,
         })
-        note_written(Score.__tablename__)  # Core writes: tell the results cache's versions
+        note_written(Score.__tablename__, study_id=context.study_id)  # Core writes: this study's analyses change
         if commit:
             db.session.commit()
     except IntegrityError:

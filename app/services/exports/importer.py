@@ -26,6 +26,7 @@ from app.services.accounts import USERNAME_RE, generate_password
 from app.services.exports.leval import annotator_from_filename, split_scored_answer
 from app.services.exports.lookup import StudyIndex
 from app.services.exports.rows import parse_iso_utc
+from app.services.planner_statistics import SCORED, analyze
 from app.services.importers.fields import optional_str, require_str, require_str_list
 
 IMPORT_FORMATS = ("auto", "jsonl", "leval")
@@ -130,6 +131,7 @@ def import_annotation_bytes(data: bytes, name: str, study_id: int, *, replace: b
                                        "nothing was imported"}
             return report
         db.session.commit()
+        analyze(*SCORED)
     except FileFormatError as exc:
         db.session.rollback()
         return AnnotationImportReport(file=name, format=report.format, rows=report.rows, error=exc.as_dict())

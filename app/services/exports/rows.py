@@ -1,10 +1,11 @@
 """One row per human score with full provenance: the `jsonl` and `csv` exports."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from app.core.version import __version__
 from app.extensions import db
@@ -22,7 +23,6 @@ from app.models import (
     System,
     User,
 )
-from app.models.base import as_utc
 from app.services.studies.membership import in_latest_round
 from app.services.studies.membership import shown_answers, study_scores
 
@@ -40,7 +40,9 @@ def iso_utc(moment: datetime | None) -> str:
     """Format a timestamp as ISO 8601 in UTC; SQLite returns naive datetimes, which are UTC here."""
     if moment is None:
         return ""
-    return as_utc(moment).astimezone(timezone.utc).isoformat(timespec="microseconds")
+    if moment.tzinfo is None:  # as as_utc reads it, without building an aware copy (twice per exported score)
+        return moment.isoformat(timespec="microseconds") + "+00:00"
+    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
 
 
 def whole_seconds(seconds: float | None) -> int:
@@ -54,16 +56,18 @@ def parse_iso_utc(text: str) -> datetime:
     return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
 
 
+# Rows read from the database at a time while an export streams: its memory does not grow with the study.
+STREAM_CHUNK = 1000
+
+
 def score_rows(study_id: int, rounds: str = "all", annotator: str | None = None,
                score_ids: list[int] | None = None) -> list[dict[str, Any]]:
-    """Return the study's scores (or only each annotator's latest round) as export rows, in a stable order.
+    """Return the study's scores (or only each annotator's latest round) as export rows, in a stable order
+    (iter_score_rows as a list)."""
+    return list(iter_score_rows(study_id, rounds, annotator, score_ids))
 
-    Every row names the exact answer version scored (`answer_sha256`, `answer_version`); `stale`
-    is true when the study no longer shows that version (a score results leave out);
-    `annotator_active` lets a re-import create the account as it was. `allocation` is the study's
-    policy (fixed or adaptive) and `allocation_step` the adaptive step at which the answer was given
-    to the annotator (empty in a fixed study), so the sampling can be replayed.
-    """
+
+def _score_statement(study_id: int, rounds: str, annotator: str | None, score_ids: list[int] | None):
     if rounds not in ROUND_CHOICES:
         raise ValueError(f"rounds must be one of {ROUND_CHOICES}, not {rounds!r}")
     stmt = (
@@ -81,7 +85,6 @@ def score_rows(study_id: int, rounds: str = "all", annotator: str | None = None,
                    & (StudyAllocation.study_answer_id == StudyAnswer.id))
         .join(Prediction, Prediction.id == Answer.prediction_id)
         .outerjoin(PredictionFile, PredictionFile.id == Prediction.file_id)
-        .order_by(User.username, AnnotationRound.number, Document.id, Question.position, System.name, Answer.version)
     )
     if rounds == "current":
         stmt = in_latest_round(stmt, study_id)
@@ -89,13 +92,44 @@ def score_rows(study_id: int, rounds: str = "all", annotator: str | None = None,
         stmt = stmt.where(User.username == annotator)
     if score_ids is not None:
         stmt = stmt.where(Score.id.in_(score_ids))
+    return stmt
+
+
+def count_score_rows(study_id: int, rounds: str = "all") -> int:
+    """How many rows iter_score_rows gives, counted by the database."""
+    stmt = _score_statement(study_id, rounds, None, None)
+    return db.session.scalar(select(func.count()).select_from(stmt.subquery())) or 0
+
+
+def iter_score_rows(study_id: int, rounds: str = "all", annotator: str | None = None,
+                    score_ids: list[int] | None = None, *, offset: int = 0,
+                    limit: int | None = None) -> Iterator[dict[str, Any]]:
+    """Yield the study's scores (or only each annotator's latest round) as export rows, in a stable order,
+    reading STREAM_CHUNK rows from the database at a time; `offset` and `limit` page them in the query.
+
+    Every row names the exact answer version scored (`answer_sha256`, `answer_version`); `stale`
+    is true when the study no longer shows that version (a score results leave out);
+    `annotator_active` lets a re-import create the account as it was. `allocation` is the study's
+    policy (fixed or adaptive) and `allocation_step` the adaptive step at which the answer was given
+    to the annotator (empty in a fixed study), so the sampling can be replayed.
+    """
+    stmt = _score_statement(study_id, rounds, annotator, score_ids)  # a bad argument fails here, not mid-stream
+    return _rows(study_id, stmt, offset, limit)
+
+
+def _rows(study_id: int, stmt, offset: int, limit: int | None) -> Iterator[dict[str, Any]]:
+    stmt = stmt.order_by(
+        User.username, AnnotationRound.number, Document.id, Question.position, System.name, Answer.version)
+    if offset:
+        stmt = stmt.offset(offset)
+    if limit is not None:
+        stmt = stmt.limit(limit)
     study_name, allocation = db.session.execute(select(Study.name, Study.allocation).where(Study.id == study_id)).one()
     shown = set(db.session.scalars(shown_answers(study_id, StudyAnswer.answer_id)))
-    rows = []
     for (username, system, document_id, question_id, query, label, value, comment, updated, seconds, number,
          status, created, task, document_sha, position, gt, filename, file_sha, answer_sha, version,
-         answer_id, active, step) in db.session.execute(stmt):
-        rows.append({
+         answer_id, active, step) in db.session.execute(stmt.execution_options(yield_per=STREAM_CHUNK)):
+        yield {
             "annotator": username, "system": system, "document_id": document_id, "question_id": question_id,
             "query": query, "answer_label": label or "", "score": value, "comment": comment or "",
             "scored_at": iso_utc(updated or created), "seconds_spent": whole_seconds(seconds), "round": number,
@@ -105,5 +139,4 @@ def score_rows(study_id: int, rounds: str = "all", annotator: str | None = None,
             "answer_sha256": answer_sha, "answer_version": version, "stale": answer_id not in shown,
             "annotator_active": bool(active), "study": study_name, "app_version": __version__,
             "allocation": allocation, "allocation_step": step if step is not None else "",
-        })
-    return rows
+        }

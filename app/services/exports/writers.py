@@ -4,21 +4,44 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from app.services.exports.leval import leval_filename, leval_lines
-from app.services.exports.rows import SCORE_FIELDS, score_rows
+from app.services.exports.rows import SCORE_FIELDS, iter_score_rows
 
 FORMATS = ("jsonl", "csv", "leval", "results")
 # A spreadsheet runs a cell starting with one of these as a formula; comments are free text.
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_FIRST = frozenset(FORMULA_START)
+
+
+# Characters gathered before a streamed export hands a piece on: few enough to keep memory flat, many enough
+# that the response is written in large sends.
+CHUNK_CHARS = 64 * 1024
+
+
+def _pieces(lines: Iterable[str]) -> Iterator[str]:
+    buffer: list[str] = []
+    size = 0
+    for line in lines:
+        buffer.append(line)
+        size += len(line)
+        if size >= CHUNK_CHARS:
+            yield "".join(buffer)
+            buffer, size = [], 0
+    if buffer:
+        yield "".join(buffer)
+
+
+def jsonl_chunks(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """One compact JSON object per line, UTF-8 kept readable, in pieces of about CHUNK_CHARS."""
+    return _pieces(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
 
 
 def jsonl_text(rows: Iterable[dict[str, Any]]) -> str:
-    """One compact JSON object per line, UTF-8 kept readable."""
-    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    return "".join(jsonl_chunks(rows))
 
 
 def scalar_text(value: Any) -> str:
@@ -26,24 +49,42 @@ def scalar_text(value: Any) -> str:
     reads like the JSON lines; a missing value is an empty cell."""
     if value is None:
         return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)  # what json.dumps writes, without its machinery (most cells are ids and scores)
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _csv_cell(value: Any) -> str:
+    if value.__class__ is str:  # most cells: tested first, with one set lookup (an export has half a million)
+        return "'" + value if value[:1] in _FORMULA_FIRST else value  # shown as text, not evaluated
     text = scalar_text(value)
     if isinstance(value, str) and text.startswith(FORMULA_START):
-        return "'" + text  # shown as text by spreadsheets instead of being evaluated
+        return "'" + text
     return text
 
 
-def csv_text(rows: Iterable[dict[str, Any]], fields: tuple[str, ...] = SCORE_FIELDS) -> str:
-    """CSV with a header row; text cells that a spreadsheet would evaluate are prefixed with '."""
+def csv_chunks(rows: Iterable[dict[str, Any]], fields: tuple[str, ...] = SCORE_FIELDS) -> Iterator[str]:
+    """CSV with a header row, in pieces of about CHUNK_CHARS; text cells that a spreadsheet would evaluate
+    are prefixed with '."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(fields)
     for row in rows:
-        writer.writerow({key: _csv_cell(value) for key, value in row.items()})
-    return buffer.getvalue()
+        writer.writerow([_csv_cell(row.get(key)) for key in fields])
+        if buffer.tell() >= CHUNK_CHARS:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    if buffer.tell():
+        yield buffer.getvalue()
+
+
+def csv_text(rows: Iterable[dict[str, Any]], fields: tuple[str, ...] = SCORE_FIELDS) -> str:
+    return "".join(csv_chunks(rows, fields))
 
 
 def results_text(results: dict[str, Any]) -> str:
@@ -57,21 +98,26 @@ def record_count(fmt: str, text: str) -> int:
     return text.count("\n")  # json.dumps never writes a raw newline inside a record
 
 
-def export_text(fmt: str, study_id: int, *, rounds: str = "all", annotator: str | None = None) -> str:
-    """Render one export of a study as text; `leval` needs the annotator."""
+def export_chunks(fmt: str, study_id: int, *, rounds: str = "all", annotator: str | None = None) -> Iterator[str]:
+    """Render one export of a study in pieces (scores stream from the database); `leval` needs the annotator."""
     if fmt == "jsonl":
-        return jsonl_text(score_rows(study_id, rounds, annotator))
+        return jsonl_chunks(iter_score_rows(study_id, rounds, annotator))
     if fmt == "csv":
-        return csv_text(score_rows(study_id, rounds, annotator))
+        return csv_chunks(iter_score_rows(study_id, rounds, annotator))
     if fmt == "leval":
         if annotator is None:
             raise ValueError("the leval export is per annotator: name one")
-        return jsonl_text(leval_lines(study_id, annotator))
+        return jsonl_chunks(leval_lines(study_id, annotator))
     if fmt == "results":
         from app.services.results import full_results
 
-        return results_text(full_results(study_id))
+        return iter([results_text(full_results(study_id))])
     raise ValueError(f"format must be one of {FORMATS}, not {fmt!r}")
+
+
+def export_text(fmt: str, study_id: int, *, rounds: str = "all", annotator: str | None = None) -> str:
+    """Render one export of a study as text; `leval` needs the annotator."""
+    return "".join(export_chunks(fmt, study_id, rounds=rounds, annotator=annotator))
 
 
 def write_leval_folder(folder: Path, study_id: int, annotators: Iterable[str]) -> list[Path]:

@@ -3,24 +3,27 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import BinaryIO, Callable
 
-from app.core.input_files import NotARegularFile, files_in, read_regular_file
+from app.core.benchmarks.spec import Plugin
+from app.core.input_files import NotARegularFile, files_in, open_regular_file, read_regular_file
 from app.core.metrics.files import (
     FileFormatError,
     Row,
     describe_file,
-    is_lveval_file_name,
+    iter_jsonl,
     parse_jsonl,
 )
 from app.core.text import sha256_bytes
 from app.extensions import db
+from app.services.benchmarks import plugin_for_file, plugin_for_rows
 from app.services.importers.documents import (
     collection_for,
     parse_document_file,
     store_documents,
 )
 from app.services.importers.predictions import parse_prediction_rows, store_predictions
+from app.services.planner_statistics import IMPORTED, analyze
 
 # Documents first, so prediction rows find their questions in the same run.
 FORMAT_ORDER = {"references": 0, "task": 1, "predictions": 2}
@@ -97,60 +100,105 @@ def import_path(
     path = Path(path)
     report = ImportReport()
     loaded = []
-    lveval: dict[str, list[tuple[str, bytes]]] = {}
-    lveval_refused: dict[str, dict] = {}  # an LV-Eval model folder with a refused file is not imported at all
+    # The other benchmarks' files (services.benchmarks), by plugin and model folder: imported per model, after the
+    # L-Eval files, one model's files in memory at a time; a model folder with a refused file is not imported at all.
+    models: dict[tuple[str, str], tuple[Plugin, list[tuple[str, Path]]]] = {}
+    models_refused: dict[tuple[str, str], dict] = {}
     files, refused = find_files(path)
     for entry in refused:
         error = FileFormatError(display_name(entry.path, path), entry.why).as_dict()
-        if is_lveval_file_name(entry.path):
-            lveval.setdefault(entry.path.parent.name, [])
-            lveval_refused.setdefault(entry.path.parent.name, error)
+        if (owner := plugin_for_file(entry.path)) is not None:
+            key = (owner.key, owner.model_of(entry.path))
+            models.setdefault(key, (owner, []))
+            models_refused.setdefault(key, error)
         else:
             report.files.append(FileReport(file=error["file"], format="unknown", error=error))
+    # First pass: check every file and tell its format, keeping neither its bytes nor its rows; then import one
+    # file at a time (each in its own transaction, as before): memory holds one file, not the whole folder.
     for file in files:
         name = display_name(file, path)
+        follow = file == path  # a file named directly may be a link
+        if (owner := plugin_for_file(file)) is not None:
+            named = owner.payload_name(file, path) if owner.payload_name else name
+            models.setdefault((owner.key, owner.model_of(file)), (owner, []))[1].append((named, file))
+            continue
         try:
-            raw = read_regular_file(file, follow=file == path)  # a file named directly may be a link
+            with open_regular_file(file, follow=follow) as handle:
+                fmt, first = _checked_format(handle, name)
+            if fmt == "unknown" and (owner := plugin_for_rows(first.data)) is not None:
+                named = owner.payload_name(file, path) if owner.payload_name else name
+                models.setdefault((owner.key, owner.model_of(file)), (owner, []))[1].append((named, file))
+                continue
+            if fmt == "unknown":
+                raise FileFormatError(name, "not an L-Eval file: expected 'instructions' or 'query'/'<model>_pred' keys",
+                                      line=first.line)
         except NotARegularFile as exc:  # it changed since it was listed
             report.files.append(FileReport(file=name, format="unknown", error=FileFormatError(name, exc.why).as_dict()))
             continue
-        if is_lveval_file_name(file):  # LV-Eval model folders are imported per model, after the L-Eval files
-            lveval.setdefault(file.parent.name, []).append((name, raw))
-            continue
-        try:
-            rows = parse_jsonl(raw, name)
-            fmt = detect_format(rows[0])
-            if fmt == "unknown":
-                raise FileFormatError(name, "not an L-Eval file: expected 'instructions' or 'query'/'<model>_pred' keys", line=rows[0].line)
         except FileFormatError as exc:
             report.files.append(FileReport(file=name, format="unknown", error=exc.as_dict()))
             continue
-        loaded.append((FORMAT_ORDER[fmt], name, file, fmt, rows, raw))
+        loaded.append((FORMAT_ORDER[fmt], name, file, fmt, follow))
     loaded.sort(key=lambda item: (item[0], item[1]))
-    for _, name, file, fmt, rows, raw in loaded:
+    for _, name, file, fmt, follow in loaded:
         if progress:
             progress(name)
+        try:
+            raw = read_regular_file(file, follow=follow)
+            rows = parse_jsonl(raw, name)
+        except NotARegularFile as exc:  # changed since the first pass
+            report.files.append(FileReport(file=name, format=fmt, error=FileFormatError(name, exc.why).as_dict()))
+            continue
+        except FileFormatError as exc:  # changed since the first pass
+            report.files.append(FileReport(file=name, format=fmt, error=exc.as_dict()))
+            continue
         report.files.append(import_rows(file, name, fmt, rows, raw, replace=replace, uploaded_by_id=uploaded_by_id,
                                         demo=demo))
-    for system, payloads in lveval.items():
+        del raw, rows
+    for (key, system), (owner, named) in models.items():
         if progress:
             progress(system)
-        if system in lveval_refused:
-            report.files.append(FileReport(file=f"{system}/ (LV-Eval, not imported)", format="lveval",
-                                           error=lveval_refused[system]))
+        error = models_refused.get((key, system))
+        payloads = []
+        for name, file in named:  # one model's folder at a time
+            if error is None:
+                try:
+                    payloads.append((name, read_regular_file(file, follow=file == path)))
+                except NotARegularFile as exc:  # changed since it was listed
+                    error = FileFormatError(name, exc.why).as_dict()
+        if error is not None:
+            report.files.append(FileReport(file=f"{system or owner.label + ' data'}/ ({owner.label}, not imported)",
+                                           format=owner.key, error=error))
             continue
-        report.files.append(import_lveval_model(system, payloads, replace=replace, uploaded_by_id=uploaded_by_id,
-                                                demo=demo))
+        report.files.append(import_model(owner, system, payloads, replace=replace, uploaded_by_id=uploaded_by_id,
+                                         demo=demo))
+        del payloads
+    if len(report.failed) < len(report.files):
+        analyze(*IMPORTED)
     return report
 
 
-def import_lveval_model(system: str, payloads: list[tuple[str, bytes]], *, replace: bool,
-                        uploaded_by_id: int | None, demo: bool = False) -> FileReport:
-    """One LV-Eval model folder as one report line: imported whole, or its first error."""
-    from app.services.lveval import import_payloads
+def _checked_format(handle: BinaryIO, name: str) -> tuple[str, Row]:
+    """The format of a file whose every line parses (else the first bad line's error) and its first row, from
+    which it is told; read as a stream, one line at a time. "unknown" is for the caller to refuse or hand on."""
+    first: Row | None = None
+    for item in iter_jsonl(handle, name):
+        if isinstance(item, FileFormatError):
+            raise item
+        if first is None:
+            first = item
+    if first is None:
+        raise FileFormatError(name, "the file has no JSON lines")
+    return detect_format(first), first
 
-    model = import_payloads(system, payloads, replace=replace, uploaded_by_id=uploaded_by_id, demo=demo)
-    result = FileReport(file=f"{system}/ (LV-Eval, {len(payloads)} files)", format="lveval",
+
+def import_model(owner: Plugin, system: str, payloads: list[tuple[str, bytes]], *, replace: bool,
+                 uploaded_by_id: int | None, demo: bool = False) -> FileReport:
+    """One model folder of another benchmark as one report line: imported whole, or its first error."""
+    model = owner.import_model(system, payloads, replace=replace, uploaded_by_id=uploaded_by_id, demo=demo)
+    # A benchmark's own data files (its questions and documents) belong to no system (model_of gives "").
+    where = f"{system}/ ({owner.label}," if system else f"{owner.label} data ("
+    result = FileReport(file=f"{where} {len(payloads)} files)", format=owner.key,
                         rows=model.counts.get("rows", 0), counts=model.counts)
     if model.errors:
         result.error = model.errors[0]

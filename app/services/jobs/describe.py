@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from app.core.benchmarks.registry import BENCHMARKS
 from app.models import Job
 
 
@@ -29,12 +30,15 @@ def _metrics(job: Job, params: dict, result: dict) -> str:
         return f"Scores {_count(job.total or 0, 'prediction')} of {source}{_profiles(params)}."
     parts = []
     tasks = [t for t in result.get("tasks") or [] if t]
-    lveval_rows = int(result.get("lveval_rows") or 0)
-    leval_rows = int(result.get("predictions") or 0) - lveval_rows
+    # The other benchmarks' rows and table cells, under their keys (app.core.benchmarks): `<key>_rows`, `<key>_cells`.
+    others = [(b, int(result.get(f"{b.key}_rows") or 0)) for b in BENCHMARKS if b.owns_file is not None]
+    leval_rows = int(result.get("predictions") or 0) - sum(rows for _, rows in others)
     if leval_rows:
         parts.append(f"{_count(leval_rows, 'L-Eval prediction')} in {_count(len(tasks), 'task')}")
-    if lveval_rows:
-        parts.append(f"{_count(lveval_rows, 'LV-Eval prediction')} in {_count(result.get('lveval_cells') or 0, 'cell')}")
+    for benchmark, rows in others:
+        if rows:
+            parts.append(f"{_count(rows, benchmark.label + ' prediction')} in "
+                         f"{_count(result.get(f'{benchmark.key}_cells') or 0, benchmark.cell_unit)}")
     sentence = (f"Scored {_count(result.get('predictions') or 0, 'prediction')} of {source}{_profiles(params)}"
                 + (f": {'; '.join(parts)}" if parts else ""))
     if result.get("unscored"):

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from app.core.stats.judge_bias import BiasProbes, PairVerdicts, probe, probe_by_task
 from app.core.text import word_count
-from app.services.cache import cached
+from app.services.cache import NO_STUDY, cached
 from app.services.judge.reports import RunReport, RunSpec, run_report
 
 ALL_TASKS = "All tasks"
@@ -43,4 +43,4 @@ def run_bias(spec: RunSpec) -> RunBias:
         return RunBias(spec, probe(verdicts, resamples=RESAMPLES), probe_by_task(verdicts, resamples=RESAMPLES),
                        report.pending)
 
-    return cached(("judge-bias", spec), compute)
+    return cached(("judge-bias", spec), compute, study=NO_STUDY)  # judge runs only

@@ -19,6 +19,7 @@ from app.core.text import sha256_bytes
 from app.extensions import db
 from app.services.input_rules import lveval_row_errors, system_name_problem
 from app.services.lveval.store import store_model
+from app.services.planner_statistics import IMPORTED, analyze
 
 MAX_NOTES = 50
 
@@ -128,6 +129,8 @@ def import_models(path: Path, *, system: str | None = None, replace: bool = Fals
             continue
         report.models.append(import_payloads(name, payloads, replace=replace, uploaded_by_id=uploaded_by_id,
                                              demo=demo))
+    if len(report.failed) < len(report.models):
+        analyze(*IMPORTED)
     return report
 
 

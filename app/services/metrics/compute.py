@@ -25,8 +25,8 @@ from app.core.metrics.selection import SCOPE_ANALYSIS, SCOPE_COUNTED, plan_file
 from app.extensions import db
 from app.models import Document, MetricAggregate, MetricResult, Prediction, Question
 from app.models.base import utcnow
-from app.models.corpus import HUMAN_EVAL, LVEVAL
-from app.services.lveval.scoring import lveval_prediction_count, score_lveval_system
+from app.models.corpus import HUMAN_EVAL
+from app.services.benchmarks import PLUGINS, plugin_collections
 
 # The row that averages a system's tasks (as L-Eval's leaderboard does).
 OVERALL = "*"
@@ -75,7 +75,8 @@ def load_cases(system_id: int, *, evaluation: str | None = None) -> list[Case]:
                Question.evaluation, Question.reference, Document.task, Document.collection)
         .join(Question, Prediction.question_id == Question.id)
         .join(Document, Question.document_id == Document.id)
-        .where(Prediction.system_id == system_id, Document.collection != LVEVAL)  # LV-Eval: services.lveval
+        # The other benchmarks' questions are scored by their own plugins (services.benchmarks).
+        .where(Prediction.system_id == system_id, Document.collection.not_in(plugin_collections()))
         .order_by(Document.collection, Document.task, Prediction.file_id, Prediction.line_no, Prediction.id)
     )
     return [
@@ -145,10 +146,9 @@ def score_system(
     report = report or _commit
     cases = load_cases(system_id, evaluation=evaluation)
     counted = {profile: counted_evaluations(cases, profile, evaluation) for profile in profiles}
-    # The job's units are predictions, LV-Eval's included (scored after the rest), so a job of an
+    # The job's units are predictions, the other benchmarks' included (scored after the rest), so a job of an
     # LV-Eval model counts its rows instead of showing "0 / 0".
-    lveval_total = lveval_prediction_count(system_id)
-    total = len(cases) + lveval_total
+    total = len(cases) + sum(p.prediction_count(system_id) for p in PLUGINS)
     finished = finished_predictions(system_id, job_id) if job_id is not None else set()
     done = sum(1 for case in cases if case.prediction_id in finished)
     pending = [case for case in cases if case.prediction_id not in finished]
@@ -168,18 +168,24 @@ def score_system(
     if batch:
         done += _store_batch(system_id, batch, counted, job_id)
     aggregates = store_aggregates(system_id, cases, profiles, job_id, counted)
-    # LV-Eval's rows are scored and tabled its own way, after (store_aggregates clears the system's aggregates).
-    lveval = score_lveval_system(system_id, profiles=profiles, job_id=job_id, check_cancelled=check_cancelled)
-    done += lveval["lveval_rows"]
+    # The other benchmarks' rows are scored and tabled their own way, after (store_aggregates clears the system's
+    # aggregates): each returns its rows' count (`<key>_rows`) and its table's entries.
+    plugins: dict = {}
+    messages = []
+    for plugin in PLUGINS:
+        result, message = plugin.score_system(system_id, profiles=profiles, job_id=job_id,
+                                               check_cancelled=check_cancelled)
+        done += result[f"{plugin.key}_rows"]
+        plugins.update(result)
+        messages += [message] if message else []
     total = max(total, done)  # rows added while the job ran are scored too
     skipped = sum(1 for case in cases if case.evaluation is None)
     uncounted = {profile: len(cases) - len(counted[profile]) for profile in profiles}
-    report(done, total, f"{total} predictions scored; {len(aggregates)} aggregates stored"
-           + (f"; LV-Eval: {lveval['lveval_rows']} rows, {lveval['lveval_cells']} cells" if lveval["lveval_rows"] else ""))
+    report(done, total, "; ".join([f"{total} predictions scored; {len(aggregates)} aggregates stored", *messages]))
     return {
         "system_id": system_id, "predictions": total, "unscored": skipped, "profiles": list(profiles),
         "not_counted": uncounted,
-        "tasks": sorted({case.bucket for case in cases}), "resumed_from": len(finished), **lveval,
+        "tasks": sorted({case.bucket for case in cases}), "resumed_from": len(finished), **plugins,
     }
 
 

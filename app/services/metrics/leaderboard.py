@@ -18,9 +18,10 @@ from app.models import (
     Reference,
     System,
 )
-from app.models.corpus import HUMAN_EVAL, LVEVAL
+from app.models.corpus import HUMAN_EVAL
+from app.services.benchmarks import plugin_collections, plugin_table_metrics
+from app.services.cache import NO_STUDY, cached
 from app.services.judge import win_rates
-from app.services.lveval.scoring import AVERAGE_METRIC, CELL_METRIC
 from app.services.metrics.compute import AVERAGED_METRICS, HUMAN_EVAL_BUCKET, OVERALL
 from app.services.system_keys import keys_of
 
@@ -45,7 +46,8 @@ ITEM_KEYS = {"avg_words": "pred_words", "delta_words": "pred_words"}
 # Metrics whose per-question value is a whole number of words (shown without decimals).
 PER_QUESTION_WORD_COUNTS = frozenset(("avg_words", "delta_words", "pred_words", "ref_words"))
 PER_PAGE = 50
-LVEVAL_METRICS = (CELL_METRIC, AVERAGE_METRIC)
+# The other benchmarks' tables (services.benchmarks): each has its own tab.
+PLUGIN_METRICS = plugin_table_metrics()
 
 
 def task_sort_key(task: str) -> tuple:
@@ -116,11 +118,19 @@ def _aggregates(profile: str, task: str | None = None, system_id: int | None = N
 
 
 def leaderboard(profile: str, sort: str = "exact_match") -> list[LeaderboardRow]:
-    """Rows for every system with predictions, sorted by `sort` (highest first; missing values last)."""
-    # L-Eval's board: LV-Eval's predictions have their own tab (services.lveval.report).
+    """Rows for every system with predictions, sorted by `sort` (highest first; missing values last).
+
+    The rows are cached until the data change (they count every prediction and read every aggregate) and
+    shared by the requests that ask for them: read them, never change them.
+    """
+    return sort_rows(cached(("leaderboard", profile), lambda: _board(profile), study=NO_STUDY), sort)
+
+
+def _board(profile: str) -> list[LeaderboardRow]:
+    # L-Eval's board: the other benchmarks' predictions have their own tabs (services.benchmarks).
     counts = dict(db.session.execute(
         select(Prediction.system_id, func.count()).join(Question, Prediction.question_id == Question.id)
-        .join(Document, Question.document_id == Document.id).where(Document.collection != LVEVAL)
+        .join(Document, Question.document_id == Document.id).where(Document.collection.not_in(plugin_collections()))
         .group_by(Prediction.system_id)
     ).all())
     rows = {
@@ -142,7 +152,7 @@ def leaderboard(profile: str, sort: str = "exact_match") -> list[LeaderboardRow]
     rates = win_rates()
     for row in rows.values():
         row.judge = list(rates.get(row.system, []))
-    return sort_rows(list(rows.values()), sort)
+    return list(rows.values())
 
 
 def leaderboard_columns(rows: list[LeaderboardRow]) -> dict[str, tuple[str, ...]]:
@@ -199,7 +209,7 @@ def task_matrix(profile: str, metric: str = "primary") -> TaskMatrix:
     available: dict[str, set[str]] = {}
     values: dict[tuple[int, str, str], tuple[float, int]] = {}
     for agg in _aggregates(profile):
-        if agg.task == OVERALL or agg.metric in LVEVAL_METRICS:
+        if agg.task == OVERALL or agg.metric in PLUGIN_METRICS:
             continue
         available.setdefault(agg.task, set()).add(agg.metric)
         values[(agg.system_id, agg.task, agg.metric)] = (agg.value, agg.n)
@@ -220,8 +230,8 @@ def system_tasks(system_id: int, profile: str) -> list[tuple[str, dict[str, tupl
     """One system's aggregates per task ('*' first), under one profile."""
     by_task: dict[str, dict[str, tuple[float, int]]] = {}
     for agg in _aggregates(profile, system_id=system_id):
-        if agg.metric in LVEVAL_METRICS:
-            continue  # LV-Eval's table is on its own page
+        if agg.metric in PLUGIN_METRICS:
+            continue  # the other benchmarks' tables are on their own pages
         by_task.setdefault(agg.task, {})[agg.metric] = (agg.value, agg.n)
     overall = by_task.pop(OVERALL, None)
     ordered = sorted(by_task.items(), key=lambda item: task_sort_key(item[0]))

@@ -49,7 +49,7 @@ def request_cached(key: Hashable, compute: Callable[[], T]) -> T:
 
 def current_scores(study_id: int, include_stale: bool = False) -> CurrentScores:
     return cached(("scores", study_id, include_stale),
-                  lambda: load_current_scores(study_id, include_stale=include_stale))
+                  lambda: load_current_scores(study_id, include_stale=include_stale), study=study_id)
 
 
 def rater_agreement(study_id: int, view: str = "all") -> list[dict[str, Any]]:
@@ -61,7 +61,7 @@ def rater_agreement(study_id: int, view: str = "all") -> list[dict[str, Any]]:
 
         return agreement(study_id, current_scores(study_id).for_view(view))
 
-    return cached(("rater-agreement", study_id, view), compute)
+    return cached(("rater-agreement", study_id, view), compute, study=study_id)
 
 
 def study_systems(study_id: int) -> list[tuple[str, bool]]:
@@ -84,7 +84,8 @@ def columns_for(study_id: int, profile: str, win_rates: WinRates | None = None) 
     names = [name for name, _ in study_systems(study_id)]
     return cached(("columns", study_id, profile),
                   lambda: metric_columns(study_id, profile, request_cached(("win_rates", study_id),
-                                                                          lambda: load_win_rates(names))))
+                                                                          lambda: load_win_rates(names))),
+                  study=study_id, scores=False)  # metric values, judge and rater runs: a save leaves them
 
 
 def sampling_note(study: Study) -> str | None:
@@ -152,7 +153,7 @@ def analyse(study_id: int, view: str = "all", profile: str = "official", *, part
 
     if win_rates is not None:
         return compute()
-    return cached(("analysis", study_id, view, profile, parts, n_resamples, include_stale), compute)
+    return cached(("analysis", study_id, view, profile, parts, n_resamples, include_stale), compute, study=study_id)
 
 
 def disagreements(study_id: int, column_key: str, view: str = "all", profile: str = "official",
@@ -160,16 +161,15 @@ def disagreements(study_id: int, column_key: str, view: str = "all", profile: st
     """Rank questions by how differently one measure and the humans order the systems' answers."""
     _check(view, profile)
     return cached(("disagreements", study_id, column_key, view, profile, top_k),
-                  lambda: _disagreements(study_id, column_key, view, profile, top_k))
+                  lambda: _disagreements(study_id, column_key, view, profile, top_k), study=study_id)
 
 
 def _disagreements(study_id: int, column_key: str, view: str, profile: str, top_k: int | None) -> list[dict[str, Any]]:
     from app.core.stats.correlation import find_disagreements
-    from app.core.stats.human import item_means
 
-    records, _ = honest_records(study_id, current_scores(study_id).for_view(view))  # adaptive: common questions
-    human = item_means(records)
-    values = item_values(study_id, column_key, profile)
+    human = _item_means(study_id, view)
+    values = cached(("item-values", study_id, column_key, profile), lambda: item_values(study_id, column_key, profile),
+                    study=study_id, scores=False)
     items = []
     for (system, document_id, question_id), mean in human.items():
         value = values.get((system, document_id, question_id))
@@ -183,6 +183,18 @@ def _disagreements(study_id: int, column_key: str, view: str, profile: str, top_
         row["metric_values"] = {s: values.get((s, row["document_id"], row["question_id"])) for s in row["metric_ranks"]}
         row["human_means"] = {s: human.get((s, row["document_id"], row["question_id"])) for s in row["human_ranks"]}
     return found
+
+
+def _item_means(study_id: int, view: str) -> dict[tuple[str, str, str], float]:
+    """Each answer's mean human score in one view, shared by every measure's disagreements (the results JSON
+    ranks them for a dozen measures)."""
+    def compute() -> dict[tuple[str, str, str], float]:
+        from app.core.stats.human import item_means
+
+        records, _ = honest_records(study_id, current_scores(study_id).for_view(view))  # adaptive: common questions
+        return item_means(records)
+
+    return cached(("item-means", study_id, view), compute, study=study_id)
 
 
 def _question_texts(question_ids: set[int]) -> dict[int, tuple[str, str, str]]:
@@ -224,7 +236,8 @@ def full_results(study_id: int, win_rates: WinRates | None = None,
                  n_resamples: int = DEFAULT_RESAMPLES) -> dict[str, Any]:
     """Return every aggregate of a study's results pages, for both views and both profiles, as one JSON object."""
     if win_rates is None:
-        results = cached(("full", study_id, n_resamples), lambda: _full_results(study_id, None, n_resamples))
+        results = cached(("full", study_id, n_resamples), lambda: _full_results(study_id, None, n_resamples),
+                         study=study_id)
         return {**results, "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     return _full_results(study_id, win_rates, n_resamples)
 
@@ -236,12 +249,14 @@ def _full_results(study_id: int, win_rates: WinRates | None, n_resamples: int) -
     study = db.session.get(Study, study_id)
     scores = current_scores(study_id)
     systems = study_systems(study_id)
-    rates = load_win_rates([name for name, _ in systems]) if win_rates is None else win_rates
     flagged = length_instructed_systems(study_id)
-    columns = {profile: metric_columns(study_id, profile, rates) for profile in PROFILES}
+    columns = {profile: columns_for(study_id, profile, win_rates) for profile in PROFILES}  # cached: no score read
     views: dict[str, Any] = {}
     sampling = None
     for view in VIEWS:
+        if view != "all" and len(scores.for_view(view)) == len(scores.records):
+            views[view] = views["all"]  # every annotator finished: the same scores, the same analysis (computed once)
+            continue
         records, sampling = honest_records(study_id, scores.for_view(view))
         human = build_results(records, {}, n_resamples=n_resamples)
         for key in ("correlations", "ranks"):

@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from app.core.benchmarks.registry import human_metrics
 from app.core.metrics.profiles import PROFILES
 from app.core.text import word_count
 from app.extensions import db
@@ -28,8 +29,10 @@ from app.models import (
 )
 from app.services.studies.membership import shown_answers
 
-# The metrics L-Eval compares with human judgement, in the order its figure shows them.
-AUTOMATIC_METRICS = (("f1", "F1"), ("rougeL", "ROUGE-L"), ("keyword_f1", "Keyword F1 (LV-Eval)"))
+# Every benchmark's per-answer measures compared with human judgement (app.core.benchmarks), L-Eval's first in the
+# order its figure shows them.
+AUTOMATIC_METRICS = tuple((metric.key, metric.label) for metric in human_metrics())
+MISSING_NOTES = {metric.key: metric.missing_note for metric in human_metrics() if metric.missing_note}
 LENGTH_KEY = "length"
 LENGTH_LABEL = "−|ΔL| (words)"
 PROFILE_LABELS = {"official": "official (L-Eval's scripts, quirks kept)", "fixed": "fixed (quirks corrected)"}
@@ -55,9 +58,9 @@ class MetricColumn:
 def missing_reason(column: MetricColumn, columns: list[MetricColumn]) -> str:
     """Say why a measure has no value for any system of the study."""
     computed = any(c.values for c in columns if c.source == "metric")
-    if column.key == "keyword_f1" and computed:
-        # F1 is computed for every answer; Keyword F1 only where LV-Eval gives the answer's keywords.
-        return "no keyword annotations on these questions (only LV-Eval's questions have answer keywords)"
+    if column.key in MISSING_NOTES and computed:
+        # F1 is computed for every answer; a benchmark's own measure only on its own questions.
+        return MISSING_NOTES[column.key]
     if column.source == "metric":
         return "not computed yet: run the metric jobs (Jobs page, or `python run.py score-metrics`)"
     return "no values yet"

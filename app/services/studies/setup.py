@@ -25,6 +25,7 @@ from app.models.studies import ALLOCATIONS, REFERENCE_POLICIES, STUDY_STATUSES
 from app.services import question_sets as sets
 from app.services.demo_scope import questions_are_demo
 from app.services.input_rules import study_name_problem, text_problem
+from app.services.planner_statistics import STUDY_TABLES, analyze
 from app.services.question_sets import subset_questions  # noqa: F401  (re-exported: callers create the demo study with it)
 from app.services.studies import assignment, references
 from app.services.studies.answers import pin_latest
@@ -212,6 +213,7 @@ def create_study(spec: StudySpec, *, by_user_id: int | None = None) -> Study:
     set_systems(study, systems)
     assignment.rebalance(study)
     db.session.commit()
+    analyze(*STUDY_TABLES)  # thousands of pinned answers at once: more than autovacuum sees for a minute
     return study
 
 

@@ -20,9 +20,11 @@ from app.core.metrics.files import FileFormatError, parse_jsonl
 from app.core.text import normalize_ws
 from app.extensions import db
 from app.models import System, UploadBatch
+from app.services.benchmarks import PLUGINS
 from app.services.importers.documents import DocumentCounts
 from app.services.importers.predictions import parse_prediction_rows, store_predictions
 from app.services.input_rules import column_length
+from app.services.planner_statistics import IMPORTED, analyze
 from app.services.uploads.archive import (
     UploadRejected,
     ZipLimits,
@@ -31,11 +33,6 @@ from app.services.uploads.archive import (
 )
 from app.services.uploads.document_files import import_document_previews
 from app.services.uploads.file_preview import DOCUMENTS_KIND
-from app.services.uploads.lveval_files import KIND as LVEVAL_KIND
-from app.services.uploads.lveval_files import (
-    check_lveval_models,
-    import_lveval_previews,
-)
 from app.services.uploads.opencompass_files import KIND as OPENCOMPASS_KIND
 from app.services.uploads.opencompass_files import (
     import_opencompass_previews,
@@ -62,6 +59,8 @@ __all__ = [
     "StagingError", "UploadRejected", "confirm_batch", "confirm_upload", "discard_batch", "load_batch",
     "preview_upload",
 ]
+# The preview kinds of the other benchmarks' files: their keys (services.benchmarks).
+PLUGIN_KINDS = tuple(plugin.key for plugin in PLUGINS)
 # How often a confirm that collided with another import (the same new system, the same batch) is retried.
 CONFIRM_ATTEMPTS = 5
 
@@ -126,7 +125,8 @@ def preview_upload(uploads: list[tuple[str, BinaryIO]], *, user_id: int, system_
                     spooled[member.sha256] = member.path
                 batch.files.append(preview)
         preview_opencompass(batch.files, lambda preview: spooled[preview.sha256])
-        check_lveval_models(batch.files)
+        for plugin in PLUGINS:  # another benchmark's model is imported whole
+            plugin.check_models(batch.files)
         cap_new_systems(batch.files, current_app.config["LEVAL_MAX_NEW_SYSTEMS"])
     except BaseException:
         for path in spooled.values():
@@ -137,7 +137,8 @@ def preview_upload(uploads: list[tuple[str, BinaryIO]], *, user_id: int, system_
 
 def cap_new_systems(previews: list[FilePreview], limit: int) -> None:
     """Refuse the files of every new system past the first `limit` of one upload (docs/uploads.md, "Limits")."""
-    names = list(dict.fromkeys(p.system for p in previews if p.ok and p.kind != DOCUMENTS_KIND))
+    # A benchmark's data files (its questions) name no system.
+    names = list(dict.fromkeys(p.system for p in previews if p.ok and p.kind != DOCUMENTS_KIND and p.system))
     known = set(db.session.scalars(select(System.name).where(System.name.in_(names)))) if names else set()
     new = [name for name in names if name not in known]
     refused = set(new[limit:])
@@ -216,6 +217,7 @@ def confirm_batch(batch: Batch, *, user_id: int, replace: bool = False) -> Confi
             db.session.rollback()
             raise
     finish_batch(batch)
+    analyze(*IMPORTED)
     return result
 
 
@@ -228,17 +230,21 @@ def _import_batch(batch: Batch, *, user_id: int, replace: bool) -> ConfirmResult
     # Documents first, so this upload's questions exist before any prediction is stored.
     result.documents = import_document_previews(
         [preview for preview in batch.valid_files if preview.kind == DOCUMENTS_KIND], read_staged)
-    lveval = [preview for preview in batch.valid_files if preview.kind == LVEVAL_KIND]
-    for system, counts in import_lveval_previews(lveval, read_staged, keep_file, user_id=user_id, replace=replace):
-        result.files.append({"file": ", ".join(p.name for p in lveval if p.system == system), **counts.as_dict()})
-        names.append(system)
+    for plugin in PLUGINS:  # the other benchmarks' model folders, one model at a time
+        previews = [preview for preview in batch.valid_files if preview.kind == plugin.key]
+        for system, counts in plugin.import_previews(previews, read_staged, keep_file, user_id=user_id,
+                                                     replace=replace):
+            result.files.append({"file": ", ".join(p.name for p in previews if p.system == system),
+                                 **counts.as_dict()})
+            if system and system not in names:  # a benchmark's data files name no system
+                names.append(system)
     opencompass = [preview for preview in batch.valid_files if preview.kind == OPENCOMPASS_KIND]
     for counts in import_opencompass_previews(opencompass, read_staged, keep_file, user_id=user_id, replace=replace):
         result.files.append(counts)
         if counts["system"] not in names:
             names.append(counts["system"])
     for preview in batch.valid_files:
-        if preview.kind in (LVEVAL_KIND, OPENCOMPASS_KIND, DOCUMENTS_KIND):
+        if preview.kind in (*PLUGIN_KINDS, OPENCOMPASS_KIND, DOCUMENTS_KIND):
             continue
         path = read_staged(preview)
         with path.open("rb") as stream:

@@ -30,7 +30,8 @@ class FilePreview:
     conflicts: int = 0
     errors: list[dict] = field(default_factory=list)
     more_errors: int = 0
-    kind: str = "leval"  # or "lveval": `<model>/<dataset>_<level>.jsonl`, imported per model (uploads.lveval_files),
+    kind: str = "leval"  # or another benchmark's key ("lveval": `<model>/<dataset>_<level>.jsonl`), imported per
+    # model by its plugin (services.benchmarks),
     # or "documents": L-Eval task or reference files (`format` says which), imported before the predictions
     format: str = ""
     new_questions: int = 0

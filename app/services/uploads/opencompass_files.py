@@ -16,7 +16,6 @@ from app.core.metrics.files import FileFormatError
 from app.core.metrics.lveval.evaluation import LvevalFile
 from app.core.opencompass import (
     LEVAL_DATASETS,
-    LVEVAL_ABBRS,
     OcName,
     OcRow,
     describe_path,
@@ -101,7 +100,7 @@ def _leval_part(preview: FilePreview, rows: list[OcRow], matched: Matched) -> tu
 
 def _lveval_file(name: str, dataset: _Dataset, matched: MatchedLveval, rows: list[OcRow] | None = None) -> LvevalFile:
     indexes = None if rows is None else {row.index for row in rows}
-    lveval_dataset, level = LVEVAL_ABBRS[dataset.name.abbr]
+    lveval_dataset, level = dataset.name.task.rsplit("_", 1)  # `<dataset>_<level>`
     return LvevalFile(name=name, dataset=lveval_dataset, level=level,
                       rows=[lrow for orow, lrow in matched.rows if indexes is None or orow.index in indexes])
 

@@ -8,11 +8,11 @@ from app.core.metrics.files import (
     FileFormatError,
     Row,
     describe_file,
-    is_lveval_file_name,
     is_lveval_row,
     iter_jsonl,
 )
 from app.core.opencompass import is_opencompass_file
+from app.services.benchmarks import plugin_for_file, plugin_for_rows
 from app.services.importers.predictions import (
     parse_prediction_rows,
     preview_predictions,
@@ -120,7 +120,8 @@ def preview_file(name: str, path: Path, sha256: str, size: int, *, system_overri
         preview_opencompass_file(preview)
         return preview
     first = _first_row(path, name)
-    if first is not None and not is_lveval_file_name(name) and detect_format(first) in DOCUMENT_FORMATS:
+    owner = plugin_for_file(name)  # another benchmark's layout (services.benchmarks)
+    if first is not None and owner is None and detect_format(first) in DOCUMENT_FORMATS:
         # An L-Eval task or reference file: documents, questions and references, stored before any prediction.
         rows = read_rows(preview, path)
         _count_evaluations(preview, rows)
@@ -129,12 +130,12 @@ def preview_file(name: str, path: Path, sha256: str, size: int, *, system_overri
         return preview
     everywhere = system_everywhere and bool(system_override)
     name_system(preview, system_override, everywhere=everywhere)
-    if preview.ok and (is_lveval_file_name(name) or (first is not None and is_lveval_row(first.data))):
-        from app.services.uploads.lveval_files import preview_lveval_file
-
-        if not is_lveval_file_name(name) and not everywhere:  # LV-Eval rows under another name: its folder names the model
-            preview.system = PurePosixPath(name).parent.name or system_override or preview.system
-        preview_lveval_file(preview, path)
+    # Another benchmark's rows under a name that does not place them: its preview reads them (or names the problem).
+    reader = owner or (plugin_for_rows(first.data) if first is not None else None)
+    if preview.ok and reader is not None:
+        if not everywhere:  # its layout names the model, unless the API's `system` names every file's
+            preview.system = reader.model_of(PurePosixPath(name)) or system_override or preview.system
+        reader.preview_file(preview, path)
         return preview
     rows = read_rows(preview, path)
     _count_evaluations(preview, rows)

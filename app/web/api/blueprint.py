@@ -16,7 +16,10 @@ bp.add_url_rule("/openapi.json", "openapi", access(write=False, roles=None)(open
 @bp.after_request
 def conditional(response):
     response.vary.add("Authorization")
-    if request.method in ("GET", "HEAD") and response.status_code == 200 and not response.direct_passthrough:
+    # A download streamed from its stored file (services.exports.stored_export) is sent as it is read: hashing
+    # its bytes for an ETag would hold the whole export in memory.
+    if request.method in ("GET", "HEAD") and response.status_code == 200 and not response.direct_passthrough \
+            and not response.is_streamed:
         response.headers["Cache-Control"] = "private, no-cache"
         response.add_etag()
         response.make_conditional(request.environ)

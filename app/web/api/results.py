@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from flask import request, url_for
 
-from app.services.exports import import_annotation_bytes, score_rows
+from app.services.exports import count_score_rows, import_annotation_bytes, iter_score_rows
 from app.services.results import full_results
 from app.web.api.auth import access, caller
 from app.web.api.blueprint import bp
-from app.web.api.paging import page_of
+from app.web.api.paging import page_answer
 from app.web.api.schemas import PageQuery, Problem, ResultsOut, ScoreRow, ScoreRowPage, ScoresForm, ScoresImported
 from app.web.api.spec import operation
 from app.web.api.studies import ID_PATH, study_of
@@ -36,7 +36,10 @@ def scores(study_id: int):
 
     Rows are by annotator, round, document, question and system.
     """
-    return page_of([ScoreRow(**row) for row in score_rows(study_of(study_id).id, "all")], request.context.query)
+    study_id, query = study_of(study_id).id, request.context.query
+    start = (query.page - 1) * query.per_page  # one page read from the database, however many scores there are
+    rows = iter_score_rows(study_id, "all", offset=start, limit=query.per_page)
+    return page_answer([ScoreRow(**row) for row in rows], count_score_rows(study_id, "all"), query)
 
 
 @bp.post("/studies/<int:study_id>/scores")

@@ -13,7 +13,7 @@ from app.models import Study, StudySystem
 from app.services import deletion
 from app.services.accounts import AccountError, ids_of_usernames
 from app.services.annotation.oversight import annotator_progress
-from app.services.exports import csv_text, jsonl_text, results_text, score_rows
+from app.services.exports import results_text, stored_export
 from app.services.results import full_results
 from app.services.studies import setup
 from app.services.studies.lookup import find_study, study_rows
@@ -215,7 +215,5 @@ def export(study_id: int):
     query: ExportQuery = request.context.query
     if query.format == "results":
         return attachment(results_text(full_results(study.id)), f"{study.name}-results.json", "json")
-    rows = score_rows(study.id, query.rounds)
-    text = jsonl_text(rows) if query.format == "jsonl" else csv_text(rows)
-    return attachment(text, f"{study.name}-scores-{query.rounds}.{query.format}", query.format)
-
+    return attachment(stored_export(query.format, study.id, rounds=query.rounds),
+                      f"{study.name}-scores-{query.rounds}.{query.format}", query.format)

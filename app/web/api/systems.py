@@ -146,6 +146,8 @@ def questions():
 def leaderboard():
     """Per system, every metric the Leaderboard shows, with its profile and row counts.
 
-    The same JSON as the page's /leaderboard/json.
+    The same JSON as the page's /leaderboard/json; `benchmark` gives one benchmark's table alone (`leval`,
+    `lveval`, `longbench`).
     """
-    return LeaderboardOut(**leaderboard_json(request.context.query.profile))
+    query = request.context.query
+    return LeaderboardOut(**leaderboard_json(query.profile, query.benchmark))

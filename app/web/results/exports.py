@@ -6,14 +6,12 @@ from flask import abort, flash, redirect, render_template, request, url_for
 from app.services.exports import (
     ROUND_CHOICES,
     annotators_with_scores,
-    csv_text,
     jsonl_text,
     left_out_note,
     leval_filename,
     leval_left_out,
-    leval_lines,
     results_text,
-    score_rows,
+    stored_export,
 )
 from app.services.results import (
     full_results,
@@ -44,9 +42,7 @@ def download_scores(fmt: str):
     rounds = request.args.get("rounds", "all")
     if fmt not in ("jsonl", "csv") or rounds not in ROUND_CHOICES:
         abort(404)
-    rows = score_rows(study.id, rounds)
-    text = jsonl_text(rows) if fmt == "jsonl" else csv_text(rows)
-    return attachment(text, f"{study.name}-scores-{rounds}.{fmt}", fmt)
+    return attachment(stored_export(fmt, study.id, rounds=rounds), f"{study.name}-scores-{rounds}.{fmt}", fmt)
 
 
 @bp.get("/export/leval/<annotator>")
@@ -54,10 +50,10 @@ def download_scores(fmt: str):
 def download_leval(annotator: str):
     study = study_arg()
     try:
-        lines = leval_lines(study.id, annotator)
+        pieces = stored_export("leval", study.id, annotator=annotator)
     except LookupError:
         abort(404)
-    return attachment(jsonl_text(lines), leval_filename(annotator), "jsonl")
+    return attachment(pieces, leval_filename(annotator), "jsonl")
 
 
 @bp.get("/export/results.json")

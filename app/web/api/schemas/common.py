@@ -8,6 +8,7 @@ from typing import Annotated, Generic, Literal, TypeVar
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema
 
+from app.core.benchmarks.registry import BENCHMARKS
 from app.models.base import as_utc
 from app.models.corpus import REFERENCE_KINDS
 from app.models.ids import MAX_DB_ID
@@ -28,6 +29,8 @@ def _enum(name: str, values: tuple[str, ...], doc: str) -> type[StrEnum]:
 
 Profile = _enum("Profile", ("official", "fixed"), "A metric profile: official (L-Eval's scripts, quirks kept) or "
                 "fixed (quirks corrected)")
+BenchmarkKey = _enum("BenchmarkKey", tuple(b.key for b in BENCHMARKS), "A benchmark (app.core.benchmarks.registry): "
+                     "leval, lveval or longbench")
 JobState = _enum("JobState", JOB_STATUSES, "A job's state: queued, running, then done, failed or cancelled")
 # The job kinds create_app registers (tests/web/test_api_loop.py holds the two together).
 JOB_KINDS = ("generate", "judge", "metrics", "rater")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_serializer
 
 from app.core.metrics import METRIC_KEYS
 from app.web.api.schemas.common import (
+    BenchmarkKey,
     DbId,
     JobKind,
     JobState,
@@ -243,23 +244,35 @@ class JobOut(BaseModel):
 
 
 class LeaderboardQuery(BaseModel):
-    """The metric profile of the Leaderboard."""
+    """The metric profile of the Leaderboard, and one benchmark's table alone."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"profile": "official"}]})
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"profile": "official"},
+                                                                          {"benchmark": "longbench"}]})
     profile: Profile = "official"
+    benchmark: BenchmarkKey | None = Field(None, description="Only this benchmark's table, as `systems` (without "
+                                           "it: L-Eval's as `systems`, every other benchmark's under its key)")
 
 
 class LeaderboardOut(BaseModel):
-    """Per system every metric the Leaderboard shows, with its profile and row counts."""
+    """Per system every metric the Leaderboard shows, with its profile and row counts; every other benchmark's
+    table under its key (`lveval`, `longbench`), or with `benchmark` that benchmark's table alone as `systems`."""
 
     model_config = ConfigDict(extra="allow", json_schema_extra={"examples": [{
-        "profile": "official", "scale": "0-100",
+        "profile": "official", "scale": "0-100 (lengths in words)",
         "systems": [{"system": "my-model", "profile": "official", "predictions": 85, "metrics": {"f1": 31.2}}],
-        "lveval": []}]})
+        "lveval": [], "longbench": []}]})
     profile: Profile
     scale: str
     systems: list[Open]
-    lveval: list[Open]
+    benchmark: BenchmarkKey | None = Field(None, description="The benchmark asked for (absent: every one)")
+
+    @model_serializer(mode="wrap")
+    def _as_the_page(self, handler):
+        """The page's /leaderboard/json, key for key: `benchmark` only when one was asked for."""
+        data = handler(self)
+        if data.get("benchmark") is None:
+            data.pop("benchmark", None)
+        return data
 
 
 SystemPage = Page[SystemOut]

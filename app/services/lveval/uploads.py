@@ -1,4 +1,8 @@
-"""LV-Eval files in an upload: preview them (every bad line, what would be stored) and import each model whole."""
+"""LV-Eval files in an upload: preview them (every bad line, what would be stored) and import each model whole.
+
+`preview` is the upload's FilePreview (services.uploads), read and filled by attribute: this package never
+imports the upload package that calls it (app.core.benchmarks.spec.Plugin).
+"""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -8,13 +12,12 @@ from app.core.metrics.lveval.evaluation import collect_lveval_file
 from app.core.metrics.lveval.rows import input_notes
 from app.services.input_rules import lveval_row_errors
 from app.services.lveval.store import ModelCounts, preview_model, store_model
-from app.services.uploads.file_preview import FilePreview
 
 KIND = "lveval"
 MAX_NOTES = 10
 
 
-def preview_lveval_file(preview: FilePreview, path: Path) -> None:
+def preview_lveval_file(preview, path: Path) -> None:
     """Fill a preview for `<model>/<dataset>_<level>.jsonl`: errors by line and field, counts, notes."""
     preview.kind = KIND
     with path.open("rb") as stream:
@@ -38,9 +41,9 @@ def preview_lveval_file(preview: FilePreview, path: Path) -> None:
                 preview.notes.append({"line": row.line, "field": None, "message": note})
 
 
-def check_lveval_models(previews: list[FilePreview]) -> None:
+def check_lveval_models(previews: list) -> None:
     """A model is imported whole: one file per dataset and level, and no file of it may have errors."""
-    by_system: dict[str, list[FilePreview]] = defaultdict(list)
+    by_system: dict[str, list] = defaultdict(list)
     for preview in previews:
         if preview.kind == KIND:
             by_system[preview.system].append(preview)
@@ -60,10 +63,10 @@ def check_lveval_models(previews: list[FilePreview]) -> None:
                                       f"{', '.join(broken[:3])}{' …' if len(broken) > 3 else ''} has errors")
 
 
-def import_lveval_previews(previews: list[FilePreview], read, keep, *, user_id: int,
+def import_lveval_previews(previews: list, read, keep, *, user_id: int,
                            replace: bool) -> list[tuple[str, ModelCounts]]:
     """Store each model's previewed files in the caller's transaction; `read`/`keep` fetch (a path) and keep payloads."""
-    by_system: dict[str, list[FilePreview]] = defaultdict(list)
+    by_system: dict[str, list] = defaultdict(list)
     for preview in previews:
         by_system[preview.system].append(preview)
     results = []
