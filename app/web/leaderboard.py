@@ -60,7 +60,7 @@ def index():
     if request.args.get("view") == "lveval":
         tab = lveval_tab(profile)
         return render_template("leaderboard/lveval.html", systems=tab.systems, levels=tab.levels, curves=tab.curves,
-                               view="lveval", **_common(profile))
+                               datasets_total=tab.datasets_total, view="lveval", **_common(profile))
     if request.args.get("view") == "tasks":
         metric = request.args.get("metric", "primary")
         if metric != "primary" and metric not in L_EVAL_METRICS:
