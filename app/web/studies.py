@@ -161,6 +161,15 @@ def references(study_id: int):
                   "references")
 
 
+@bp.post("/<int:study_id>/identical")
+@staff_required
+def identical(study_id: int):
+    study = _study(study_id)
+    once = request.form.get("how") == "once"
+    return _apply(study, lambda: setup.set_merge_identical(study, once),
+                  f"Identical answers are now shown {'once' if once else 'apart'}.", "identical")
+
+
 @bp.post("/<int:study_id>/annotators")
 @staff_required
 def annotators(study_id: int):

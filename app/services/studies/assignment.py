@@ -37,7 +37,7 @@ from app.models import (
     StudyQuestion,
     User,
 )
-from app.services.studies.membership import SHOWN
+from app.services.studies.membership import ON_PAGE
 
 OPEN = "open"
 ADAPTIVE = "adaptive"
@@ -110,7 +110,7 @@ def assigned_questions(study: Study, user_id: int) -> set[int]:
 def _answers_per_question(study_id: int) -> dict[int, int]:
     return dict(db.session.execute(
         select(StudyAnswer.question_id, func.count(StudyAnswer.id))
-        .where(StudyAnswer.study_id == study_id, SHOWN).group_by(StudyAnswer.question_id)
+        .where(StudyAnswer.study_id == study_id, ON_PAGE).group_by(StudyAnswer.question_id)
     ).all())
 
 

@@ -8,9 +8,11 @@ from sqlalchemy import delete, func, select
 
 from app.extensions import db
 from app.models import (
+    AnnotationRound,
     Document,
     Prediction,
     Question,
+    Score,
     Study,
     StudyAnnotator,
     StudyAnswer,
@@ -25,7 +27,7 @@ from app.services import question_sets as sets
 from app.services.demo_scope import questions_are_demo
 from app.services.input_rules import column_length, text_problem
 from app.services.question_sets import subset_questions  # noqa: F401  (re-exported: callers create the demo study with it)
-from app.services.studies import assignment, references
+from app.services.studies import assignment, references, twins
 from app.services.studies.answers import pin_latest
 
 NAME_MAX = column_length(Study.name)
@@ -57,6 +59,8 @@ class StudySpec:
     budget_hours: float | None = None
     min_per_answer: int | None = None
     tie_margin: float | None = None
+    # Identical answers of one question shown once, the score recorded for each system (services/studies/twins.py).
+    merge_identical: bool = True
 
 
 def answering_systems(question_ids: list[int]) -> list[int]:
@@ -167,7 +171,8 @@ def create_study(spec: StudySpec, *, by_user_id: int | None = None) -> Study:
                   is_demo=spec.is_demo or over_demo, everyone_may_score=annotators is None, created_by_id=by_user_id,
                   allocation=spec.allocation, budget_documents=spec.budget_documents,
                   budget_answers=spec.budget_answers, budget_hours=spec.budget_hours,
-                  min_per_answer=spec.min_per_answer, tie_margin=spec.tie_margin)
+                  min_per_answer=spec.min_per_answer, tie_margin=spec.tie_margin,
+                  merge_identical=spec.merge_identical and spec.allocation != "adaptive")
     db.session.add(study)
     db.session.flush()
     for position, question_id in enumerate(questions):
@@ -256,6 +261,24 @@ def set_references(study: Study, kinds: list[str], policy: str) -> references.De
     _check_references(kinds, policy)
     study.reference_kinds, study.reference_policy = list(kinds), policy
     return references.refresh(study)
+
+
+def set_merge_identical(study: Study, on: bool) -> int:
+    """Show identical answers once (on) or apart; return how many answers are now shown through another.
+
+    Changed only before the study's first score: after it, scores given both ways would mix. An adaptive
+    study gives each system's answers out by themselves, so it shows identical answers apart."""
+    if on == study.merge_identical:
+        return len([slot for slots in twins.twin_groups(study.id).values() for slot in slots])
+    if on and study.adaptive:
+        raise StudyError("An adaptive study gives out each system's answers by themselves: it shows identical "
+                         "answers apart.")
+    if db.session.scalar(select(Score.id).join(AnnotationRound, AnnotationRound.id == Score.round_id)
+                         .where(AnnotationRound.study_id == study.id).limit(1)) is not None:
+        raise StudyError("The study has scores: whether identical answers are shown once can be changed only "
+                         "before the first one. Nothing was changed.")
+    study.merge_identical = on
+    return twins.refresh(study)
 
 
 def set_status(study: Study, status: str) -> None:
