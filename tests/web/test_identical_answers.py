@@ -250,3 +250,29 @@ def test_an_answer_moving_to_a_text_another_system_gave_takes_its_given_score(ap
     assert scores[EAST][0] == north
     done = client.get(f"/annotate/{study_id}/done").get_data(as_text=True)
     assert "<strong>3 of 20</strong>" in done  # the answers the page shows: 24 less the 4 shown through another
+
+
+def test_the_study_page_says_how_identical_answers_are_shown_and_switches_before_the_first_score(app, twins_data,
+                                                                                                  client, auth):
+    study_id = make_study(app, twins_data)
+    auth.login("researcher")
+    page = client.get(f"/studies/{study_id}").get_data(as_text=True)
+    section = page.split('id="identical"')[1].split("</div>")[0]
+    assert 'data-field="identical-policy">Shown <strong>once</strong>' in section and "Show them apart" in section
+    response = client.post(f"/studies/{study_id}/identical", data={"csrf_token": auth.token(), "how": "apart"})
+    assert response.status_code == 302
+    with app.app_context():
+        assert db.session.get(Study, study_id).merge_identical is False
+        assert db.session.scalar(select(func.count(StudyAnswer.id)).where(StudyAnswer.twin_of_id.is_not(None))) == 0
+    annotator, annotator_auth = signed_in(app, "ann1")
+    q0 = question_ids(app, study_id)[0]
+    assert post_score(annotator, annotator_auth.token(), study=study_id, question_id=q0, label="A",
+                      value=3).status_code == 200
+    page = client.get(f"/studies/{study_id}").get_data(as_text=True)
+    assert "can be changed only before the study&#39;s first score" in page or \
+        "can be changed only before the study's first score" in page
+    refused = client.post(f"/studies/{study_id}/identical", data={"csrf_token": auth.token(), "how": "once"},
+                          follow_redirects=True).get_data(as_text=True)
+    assert "only before the first one" in refused
+    with app.app_context():
+        assert db.session.get(Study, study_id).merge_identical is False
