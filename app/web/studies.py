@@ -87,7 +87,7 @@ def _study(study_id: int) -> Study:
 @bp.get("")
 @staff_required
 def index():
-    return render_template("studies/index.html", rows=study_rows())
+    return render_template("studies/index.html", rows=study_rows(), question_sets=setup.question_sets())
 
 
 @bp.route("/new", methods=["GET", "POST"])
