@@ -83,8 +83,10 @@ def _register_server_timing(app: Flask) -> None:
 
 def busy_timeout_ms() -> int:
     """How long a connection waits for another writer before 'database is locked'."""
-    value = os.environ.get("LEVAL_BUSY_TIMEOUT_MS", "15000")
-    return int(value) if value.isdigit() else 15000
+    from app.core.numbers import parse_whole_number
+
+    value = parse_whole_number(os.environ.get("LEVAL_BUSY_TIMEOUT_MS"), maximum=24 * 3600 * 1000)
+    return 15000 if value is None else value
 
 
 @event.listens_for(Engine, "connect")

@@ -40,7 +40,7 @@ def import_leval(path: Path | None, download: bool, allow_unmatched: bool, repla
     if path is None:
         raise click.UsageError("give a PATH, or --download")
     try:
-        files = find_files(path)
+        files, _ = find_files(path)  # for the progress bar: import_path reports the refused entries
     except FileFormatError as exc:
         raise click.ClickException(str(exc)) from None
     report = _run_import(path, files, replace=replace, quiet=as_json)

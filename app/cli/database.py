@@ -106,3 +106,21 @@ def startup_lock() -> Iterator[None]:
         connection.execute(select(func.pg_advisory_unlock(STARTUP_LOCK_KEY)))
         connection.commit()
         connection.close()
+
+
+class DbId(click.ParamType):
+    """An id argument: ASCII digits an id column holds (click's int reads '٣' as 3 and passes 2^64 on to the
+    database); read by models.ids.parse_db_id, as the pages and the API read ids."""
+
+    name = "id"
+
+    def convert(self, value, param, ctx) -> int:
+        from app.models.ids import parse_db_id
+
+        number = value if isinstance(value, int) and not isinstance(value, bool) else parse_db_id(str(value))
+        if number is None:
+            self.fail(f"{value!r} is not an id (a whole number in the digits 0-9)", param, ctx)
+        return number
+
+
+DB_ID = DbId()

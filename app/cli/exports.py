@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from flask.cli import with_appcontext
 
-from app.cli.database import upgrade_database
+from app.cli.database import DB_ID, upgrade_database
 from app.cli.studies import command_study
 from app.core.metrics.files import describe
 from app.services.exports import (
@@ -35,11 +35,13 @@ from app.services.exports import (
 @click.option("--rounds", type=click.Choice(ROUND_CHOICES), default="current", show_default=True,
               help="jsonl/csv: every round, or only each annotator's latest.")
 @click.option("--annotator", default=None, help="Only this annotator's scores (leval: whose file to write).")
-@click.option("--study", "study_name", default=None, help="The study (name or id); default: the only open study.")
-def export_command(fmt: str, out: Path, rounds: str, annotator: str | None, study_name: str | None) -> None:
+@click.option("--study", "study_name", default=None, help="The study's name; default: the only open study.")
+@click.option("--study-id", type=DB_ID, default=None, help="The study's id, instead of --study.")
+def export_command(fmt: str, out: Path, rounds: str, annotator: str | None, study_name: str | None,
+                   study_id: int | None) -> None:
     """Export a study's human scores or results."""
     upgrade_database()
-    study = command_study(study_name)
+    study = command_study(study_name, study_id)
     if fmt == "leval" and annotator is None:
         if str(out) == "-":
             raise click.UsageError("leval writes one file per annotator: give --annotator, or a folder as --out")
@@ -75,12 +77,13 @@ def export_command(fmt: str, out: Path, rounds: str, annotator: str | None, stud
 @click.option("--annotator", default=None, help="Whose scores a leval file holds (default: files_from_<name>.jsonl).")
 @click.option("--format", "fmt", type=click.Choice(IMPORT_FORMATS), default="auto", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option("--study", "study_name", default=None, help="The study (name or id); default: the only open study.")
+@click.option("--study", "study_name", default=None, help="The study's name; default: the only open study.")
+@click.option("--study-id", type=DB_ID, default=None, help="The study's id, instead of --study.")
 def import_annotations_command(file: Path, replace: bool, annotator: str | None, fmt: str, as_json: bool,
-                               study_name: str | None) -> None:
+                               study_name: str | None, study_id: int | None) -> None:
     """Read back a jsonl or leval export of a study's human scores."""
     upgrade_database()
-    study = command_study(study_name)
+    study = command_study(study_name, study_id)
     report = import_annotations(file, study.id, replace=replace, annotator=annotator, fmt=fmt)
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2))

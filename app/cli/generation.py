@@ -33,7 +33,7 @@ _NOT_CONTENT = ("concurrency", "budget_usd")
 @click.option("--model", required=True, help="The model name to send.")
 @click.option("--questions", "question_set", default="human_eval", show_default=True,
               help="human_eval, demo, gpt4 (96), gpt35 (181), authored, task:<name>, auto:<name>, "
-              "study:<id or name> or ids:<id,id,…>.")
+              "study:<id> or ids:<id,id,…>.")
 @click.option("--system", "system_name", default=None, help="Name of the system the answers are stored as "
               "[default: <model>-<context>k, plus -len with the length instruction].")
 @click.option("--new-version", "existing_system", is_flag=True,

@@ -33,12 +33,14 @@ def read_document(document: str) -> str:
 def question_document(raw_id: str) -> str:
     from ..extensions import db
     from ..models import Question
+    from ..models.ids import parse_db_id
     from .database import upgrade_database
 
-    if not raw_id.isdigit():
+    question_id = parse_db_id(raw_id)
+    if question_id is None:
         raise click.ClickException(f"DOCUMENT {QUESTION_PREFIX}{raw_id}: the id must be a number, as in question:12")
     upgrade_database()
-    question = db.session.get(Question, int(raw_id))
+    question = db.session.get(Question, question_id)
     if question is None:
         raise click.ClickException(f"DOCUMENT {QUESTION_PREFIX}{raw_id}: no question with id {raw_id}")
     return question.document.text
@@ -46,6 +48,8 @@ def question_document(raw_id: str) -> str:
 
 def read_quotes(path: Path) -> list[tuple[int, str]]:
     """(line number, quote) for each non-blank line; the first bad line stops with file, line and field."""
+    from ..core.json_input import JsonRefused, read_json
+
     try:
         with open(path, "rb") as handle:
             lines = handle.read().splitlines()
@@ -65,9 +69,10 @@ def read_quotes(path: Path) -> list[tuple[int, str]]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise click.ClickException(f"{where}: not valid JSON ({exc.msg}, column {exc.colno})") from None
+            row = read_json(line)
+        except JsonRefused as exc:
+            field = f' field "{exc.field}"' if exc.field else ""
+            raise click.ClickException(f"{where}:{field} not valid JSON ({exc.reason}, column {exc.column})") from None
         if not isinstance(row, dict):
             raise click.ClickException(f'{where}: expected an object like {{"quote": "..."}}, '
                                        f"got {json_type(row)}")

@@ -57,16 +57,21 @@ def _bootstrap(load_demo: bool) -> None:
 
 
 def check_migrated_studies() -> None:
-    """Compare the answers of studies made by the migration with their references, once."""
+    """Compare the answers of studies made by a migration with their references, and share out by document the
+    fixed studies shared by question before, once each."""
     from sqlalchemy import select
 
     from app.extensions import db
     from app.models import Study
+    from app.services.studies.assignment import share_out_migrated
     from app.services.studies.references import refresh
 
     for study in db.session.scalars(select(Study).where(Study.references_checked.is_(False))):
         refresh(study)
+    shared = share_out_migrated()
     db.session.commit()
+    if shared:
+        click.echo(f"Shared out by document (nothing scored moved): {', '.join(shared)}")
 
 
 def run_server(app: Flask, host: str, port: int, *, debug: bool = False, threads: int = 8) -> None:

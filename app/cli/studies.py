@@ -7,10 +7,9 @@ import click
 from flask.cli import with_appcontext
 from sqlalchemy import select
 
-from app.cli.database import upgrade_database
+from app.cli.database import DB_ID, upgrade_database
 from app.extensions import db
 from app.models import PredictionFile, Study, System, User
-from app.models.ids import MAX_DB_ID
 from app.services import deletion
 from app.services.annotation.oversight import study_overview
 from app.services.studies import setup
@@ -18,12 +17,24 @@ from app.services.studies.answers import pin_latest
 from app.services.studies.lookup import NoStudy, find_study, require_study, study_rows
 
 
-def command_study(reference: str | None) -> Study:
-    """The study a command names (or the default one), or a usage error that lists the studies."""
+def command_study(name: str | None = None, study_id: int | None = None) -> Study:
+    """The study of `--study NAME` (always a name) or `--study-id ID` (always an id), or the default one; else a
+    usage error that lists the studies."""
+    if name is not None and study_id is not None:
+        raise click.UsageError("give --study NAME or --study-id ID, not both")
     try:
-        return require_study(reference)
+        return require_study(study_id=study_id, name=name)
     except NoStudy as exc:
-        raise click.UsageError(f"{exc} (give --study NAME)") from None
+        raise click.UsageError(f"{exc} (give --study NAME or --study-id ID)") from None
+
+
+def named_study(name: str) -> Study:
+    """The study a command's NAME argument names: always a name, never read as an id."""
+    study = find_study(name=name)
+    if study is None:
+        raise click.BadParameter(f"no study named {name!r} (NAME is a study's name: python run.py study list "
+                                 "shows them)", param_hint="NAME")
+    return study
 
 
 def _names(model, column, names: str, what: str) -> list[int]:
@@ -74,7 +85,7 @@ def list_command(as_json: bool) -> None:
 @click.argument("name")
 @click.option("--questions", default="human_eval", show_default=True,
               help="human_eval, demo, gpt4, gpt35, authored (researchers' new pairs), task:<name>, "
-              "auto:<name>, study:<id or name> or ids:<id,id,…>.")
+              "auto:<name>, study:<id> or ids:<id,id,…>.")
 @click.option("--systems", default=None, help="Comma-separated system names (default: every system answering).")
 @click.option("--annotators", default=None,
               help="Comma-separated usernames, at least one (left out: every account may score).")
@@ -86,7 +97,7 @@ def list_command(as_json: bool) -> None:
 @click.option("--description", default="")
 @click.option("--open", "open_now", is_flag=True, help="Open the study at once (default: a draft).")
 @click.option("--allocation", type=click.Choice(["fixed", "adaptive"]), default="fixed", show_default=True,
-              help="fixed: every question to --overlap annotators; adaptive: the server gives each annotator the "
+              help="fixed: every document, with its questions, to --overlap annotators; adaptive: the server gives each annotator the "
               "document, questions and answers that still change the ranking, within a budget.")
 @click.option("--budget-documents", type=click.IntRange(min=1), default=None,
               help="Adaptive: the most documents read (one per annotator and document).")
@@ -97,13 +108,22 @@ def list_command(as_json: bool) -> None:
               help="Adaptive: every answer scored at all is scored by at least this many annotators (default 1).")
 @click.option("--tie-margin", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Adaptive: two systems whose difference is shown to lie within ±X points count as tied.")
+@click.option("--calibration-documents", type=click.IntRange(min=1, max=2), default=None,
+              help="Adaptive: documents every annotator reads first, to learn how reliably they read (default 1).")
+@click.option("--start-window-hours", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Adaptive: until every listed annotator has calibrated, or this many hours after the first "
+              "document given, nobody gets more than one document beyond calibration (default: until they all have).")
+@click.option("--max-documents-per-annotator", type=click.IntRange(min=1), default=None,
+              help="Adaptive: the most documents one annotator is given (default: no cap).")
 @click.option("--separate-identical", is_flag=True,
               help="Show identical answers of several systems apart, each scored by itself (default: shown once, "
               "the one score recorded for each system).")
 def create_command(name: str, questions: str, systems: str | None, annotators: str | None, overlap: int | None,
                    references: str, policy: str, description: str, open_now: bool, allocation: str,
                    budget_documents: int | None, budget_answers: int | None, budget_hours: float | None,
-                   min_per_answer: int | None, tie_margin: float | None, separate_identical: bool) -> None:
+                   min_per_answer: int | None, tie_margin: float | None, calibration_documents: int | None,
+                   start_window_hours: float | None, max_documents_per_annotator: int | None,
+                   separate_identical: bool) -> None:
     """Create a study, pinning every system's current answers."""
     upgrade_database()
     try:
@@ -114,7 +134,9 @@ def create_command(name: str, questions: str, systems: str | None, annotators: s
             overlap=overlap, reference_kinds=[k.strip() for k in references.split(",") if k.strip()],
             reference_policy=policy, status="open" if open_now else "draft", allocation=allocation,
             budget_documents=budget_documents, budget_answers=budget_answers, budget_hours=budget_hours,
-            min_per_answer=min_per_answer, tie_margin=tie_margin, merge_identical=not separate_identical,
+            min_per_answer=min_per_answer, tie_margin=tie_margin, calibration_documents=calibration_documents,
+            start_window_hours=start_window_hours, max_documents_per_annotator=max_documents_per_annotator,
+            merge_identical=not separate_identical,
         )
         study = setup.create_study(spec)
     except setup.StudyError as exc:
@@ -139,7 +161,7 @@ def _echo_checks(study: Study) -> None:
 def show_command(name: str, as_json: bool) -> None:
     """Show a study: systems, references, annotators, progress."""
     upgrade_database()
-    study = command_study(name)
+    study = named_study(name)
     o = study_overview(study)
     data = {
         "id": study.id, "name": study.name, "status": study.status, "description": study.description,
@@ -187,7 +209,7 @@ def show_command(name: str, as_json: bool) -> None:
 
 def _set_status(name: str, status: str) -> None:
     upgrade_database()
-    study = command_study(name)
+    study = named_study(name)
     try:
         setup.set_status(study, status)
         db.session.commit()
@@ -239,7 +261,7 @@ def identical_command(name: str, how: str) -> None:
 def pin_command(name: str, system_name: str, latest: bool, dry_run: bool) -> None:
     """Show a system's newest answers in a study; say how many scores go stale."""
     upgrade_database()
-    study = command_study(name)
+    study = named_study(name)
     system = db.session.scalars(select(System).where(System.name == system_name)).first()
     if system is None:
         raise click.BadParameter(f"no system named {system_name}")
@@ -267,9 +289,7 @@ def _delete(plan: deletion.DeletionPlan, carry_out, yes: bool, force: bool) -> N
 def delete_command(name: str, force: bool, yes: bool) -> None:
     """Delete a study with its rounds and scores."""
     upgrade_database()
-    study = find_study(name)
-    if study is None:
-        raise click.BadParameter(f"no study named {name}")
+    study = named_study(name)
     _delete(deletion.plan_study(study), lambda f: deletion.delete_study(study, force=f), yes, force)
 
 
@@ -289,13 +309,13 @@ def delete_system_command(name: str, force: bool, yes: bool) -> None:
 
 @click.command("delete-upload")
 @with_appcontext
-@click.argument("file_id", type=int)
+@click.argument("file_id", type=DB_ID)
 @click.option("--force", is_flag=True, help="Also delete human scores of its answers (exported first).")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 def delete_upload_command(file_id: int, force: bool, yes: bool) -> None:
     """Delete one uploaded prediction file (by id) and the predictions it brought."""
     upgrade_database()
-    upload = db.session.get(PredictionFile, file_id) if 0 < file_id <= MAX_DB_ID else None
+    upload = db.session.get(PredictionFile, file_id)
     if upload is None:
         raise click.BadParameter(f"no upload with id {file_id}")
     _delete(deletion.plan_upload(upload), lambda f: deletion.delete_upload(upload, force=f), yes, force)

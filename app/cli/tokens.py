@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 from flask.cli import with_appcontext
 
-from app.cli.database import upgrade_database
+from app.cli.database import DB_ID, upgrade_database
 from app.models.tokens import TOKEN_SCOPES
 from app.services.accounts import find_user
 from app.services.api_tokens import (
@@ -66,7 +66,7 @@ def list_command(username: str | None) -> None:
 
 @token_group.command("revoke")
 @with_appcontext
-@click.argument("token_id", type=int)
+@click.argument("token_id", type=DB_ID)
 def revoke_command(token_id: int) -> None:
     """Revoke one token by its number (see: python run.py token list)."""
     upgrade_database()

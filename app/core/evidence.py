@@ -17,12 +17,12 @@ Pure: no Flask, no database.
 """
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from app.core.generation.truncate import Truncation, document_budget, truncate
+from app.core.json_input import JsonRefused, read_json
 from app.core.quotes import CLOSE, EXACT, UNSUPPORTED, DocumentIndex
 
 PROFILE = "evidence"
@@ -92,8 +92,8 @@ def _json_object(text: str) -> dict | None:
         candidates.append(text[start:end + 1])
     for candidate in candidates:
         try:
-            value = json.loads(candidate)
-        except ValueError:
+            value = read_json(candidate)  # a model's reply: untrusted text
+        except JsonRefused:
             continue
         if isinstance(value, dict):
             return value

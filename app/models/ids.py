@@ -1,11 +1,13 @@
-"""The range of database ids: what an INTEGER id column holds on every supported database."""
+"""The range of database ids, and reading an id from text: what an INTEGER id column holds on every supported database."""
 from __future__ import annotations
+
+from app.core.numbers import parse_whole_number
 
 # The largest id both databases store: ids are INTEGER columns, 32-bit on PostgreSQL (SQLite's hold 64 bits).
 MAX_DB_ID = 2 ** 31 - 1
 
 
-def is_db_id(text: str) -> bool:
-    """Tell whether text is a plain number a database id column can hold."""
-    text = (text or "").strip()
-    return text.isdigit() and len(text) <= len(str(MAX_DB_ID)) and int(text) <= MAX_DB_ID
+def parse_db_id(text: str | None) -> int | None:
+    """The id `text` names (ASCII digits an id column can hold), else None: the one reading of an id typed as text."""
+    return parse_whole_number(text, maximum=MAX_DB_ID)
+

@@ -49,6 +49,19 @@ class Study(db.Model):
     # Identical answers of one question shown once, their one score recorded for each system
     # (services/studies/twins.py). On for new studies; studies made before the option keep it off.
     merge_identical: Mapped[bool] = mapped_column(Boolean, default=True, server_default=false())
+    # Adaptive only: the secret seed of every random choice of the policy (stored: a study can be replayed for
+    # an audit, and annotators cannot predict it); documents every annotator reads first (None: 1); hours
+    # after the first document given during which nobody gets more than one document beyond calibration
+    # until every listed annotator has calibrated (None: until they all have); the most documents one
+    # annotator is given; flagged annotators the owner lets read on.
+    allocation_seed: Mapped[str | None] = mapped_column(String(64))
+    calibration_documents: Mapped[int | None] = mapped_column(Integer)
+    start_window_hours: Mapped[float | None] = mapped_column(Float)
+    max_documents_per_annotator: Mapped[int | None] = mapped_column(Integer)
+    included_annotators: Mapped[list[int] | None] = mapped_column(JSON)
+    # Fixed only: True once its documents (not questions) are shared out (a study from before that is
+    # shared out again at the first start after the upgrade, keeping everything scored).
+    shared_by_document: Mapped[bool] = mapped_column(Boolean, default=True, server_default=false())
 
     @property
     def adaptive(self) -> bool:

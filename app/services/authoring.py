@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from sqlalchemy import func, select, update
 
 from app.core.generation import authoring as core
+from app.core.json_input import JsonRefused, read_json
 from app.core.text import match_key, segment_text, sha256_text, word_count
 from app.extensions import db
 from app.models import AuthoredPair, Document, Prediction, Question, User
@@ -242,9 +243,10 @@ def import_file(raw: bytes, name: str, user: User) -> ImportReport:
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
-        except (ValueError, RecursionError) as exc:
-            raise PairError(f"{name}, line {number}: not valid JSON ({str(exc)[:80]})") from None
+            data = read_json(line)
+        except JsonRefused as exc:
+            field = f", field {exc.field}" if exc.field else ""
+            raise PairError(f"{name}, line {number}{field}: not valid JSON ({exc.reason}, column {exc.column})") from None
         where = f"{name}, line {number}"
         unstorable = unstorable_field(data)
         if unstorable:

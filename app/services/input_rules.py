@@ -14,19 +14,23 @@ from sqlalchemy.orm import InstrumentedAttribute
 
 from app.core.filenames import is_hidden, is_only_dots, is_windows_reserved
 from app.core.text import strings_in
-from app.models import Prediction, PredictionFile, System
+from app.models import Prediction, PredictionFile, Study, System
 
 NUL = "\x00"
 NUL_PROBLEM = "contains a NUL character (\\u0000), which the database cannot store"
 # JSON's \\u escapes can name half of a surrogate pair; no database (nor UTF-8) can store it.
 SURROGATE_PROBLEM = "holds half of a surrogate pair, which is not valid Unicode text"
 _SURROGATE = re.compile("[\ud800-\udfff]")
-# A system name (docs/uploads.md, "Limits"): it becomes a file name (`<name>.pred.jsonl`, downloads) and is shown
-# beside other names, so it holds nothing that hides (bidi controls, zero-width characters), nothing a path
-# reads as a folder (/ \\, only dots) and no device name Windows reserves.
-SYSTEM_NAME_RULE = ("a system name has 1 to 120 characters, no control characters, no invisible or text-direction "
-                    "characters (such as U+202E or U+200B), no / or \\, no space at either end, is not only dots "
+# A name people read beside other names and type again (a system's, a study's): it holds nothing that hides (bidi
+# controls, zero-width characters), nothing a path reads as a folder (/ \\, only dots) and no space at either end.
+_READABLE_NAME = ("no control characters, no invisible or text-direction characters (such as U+202E or U+200B), "
+                  "no / or \\, no space at either end")
+# A system name (docs/uploads.md, "Limits") also becomes a file name (`<name>.pred.jsonl`, downloads): no device
+# name Windows reserves.
+SYSTEM_NAME_RULE = (f"a system name has 1 to 120 characters, {_READABLE_NAME}, is not only dots "
                     "and is not a name Windows reserves (CON, PRN, AUX, NUL, COM1-COM9, LPT1-LPT9)")
+# A study name (docs/studies.md): scripts find a study by it (`GET /api/v1/studies?name=`, `--study NAME`).
+STUDY_NAME_RULE = f"a study name has 1 to 120 characters, {_READABLE_NAME} and is not only dots"
 _PATH_SEPARATORS = frozenset("/\\")
 # Longest answer annotators are shown without a researcher's decision (docs/uploads.md, "Limits"); longer ones are
 # imported and scored by the metrics, but held out of studies until a researcher shows them.
@@ -95,10 +99,23 @@ def system_name_problem(name: str) -> str | None:
     problem = text_problem(name, column=System.name)
     if problem:
         return f"the system name {problem}"
-    if (name != name.strip() or any(ch in _PATH_SEPARATORS or is_hidden(ch) for ch in name) or is_only_dots(name)
-            or is_windows_reserved(name)):
+    if not _is_readable_name(name) or is_windows_reserved(name):
         return f"the system name {name[:60]!r} is not allowed: {SYSTEM_NAME_RULE}"
     return None
+
+
+def study_name_problem(name: str) -> str | None:
+    """Why a study name is refused (empty, too long, NUL or outside STUDY_NAME_RULE), or None: the one check of
+    a new study's name (the New study form, the API, `study create`)."""
+    problem = text_problem(name, column=Study.name)
+    if not name or problem or not _is_readable_name(name):
+        return f"the study name {name[:60]!r} is not allowed: {STUDY_NAME_RULE}"
+    return None
+
+
+def _is_readable_name(name: str) -> bool:
+    return not (name != name.strip() or any(ch in _PATH_SEPARATORS or is_hidden(ch) for ch in name)
+                or is_only_dots(name))
 
 
 def upload_name_problem(name: str) -> str | None:

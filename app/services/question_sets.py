@@ -12,7 +12,7 @@ Studies and generation runs both pick their questions here, by name:
 - ``auto:<name>``: the task's questions scored by its automatic metric: lines marked ``human`` or
   ``LLM`` are left to the subsets, as L-Eval's default ngram/exam run (and its published
   ``<task>.pred.jsonl`` files) take them;
-- ``study:<id or name>``: a study's questions, in the study's order;
+- ``study:<id>``: a study's questions, in the study's order (by id: `study list` shows them);
 - ``authored``: the questions made from researchers' authored pairs;
 - ``ids:<id,id,…>``: these questions, in this order.
 
@@ -29,6 +29,7 @@ from app.core.metrics.files import OPEN_TASKS
 from app.extensions import db
 from app.models import Document, Question, Study, StudyQuestion
 from app.models.corpus import HUMAN_EVAL, TASKS
+from app.models.ids import parse_db_id
 from app.services.authoring import authored_question_ids
 
 FIXED_SETS = {
@@ -40,7 +41,7 @@ FIXED_SETS = {
 }
 JUDGE_SUBSETS = {"gpt4": ("LLM",), "gpt35": ("human", "LLM")}
 PREFIXES = ("task:", "auto:", "study:", "ids:")
-USAGE = "use human_eval, demo, gpt4, gpt35, authored, task:<name>, auto:<name>, study:<id or name> or ids:<id,id,…>"
+USAGE = "use human_eval, demo, gpt4, gpt35, authored, task:<name>, auto:<name>, study:<id> or ids:<id,id,…>"
 MAX_IDS = 10_000
 
 
@@ -89,10 +90,10 @@ def _by_ids(ids: list[int]) -> list[SetQuestion]:
 
 
 def _parse_ids(text: str) -> list[int]:
-    parts = [part.strip() for part in text.split(",") if part.strip()]
-    if not parts or len(parts) > MAX_IDS or not all(part.isdigit() and len(part) < 12 for part in parts):
+    parts = [parse_db_id(part) for part in text.split(",") if part.strip()]
+    if not parts or len(parts) > MAX_IDS or None in parts:
         raise QuestionSetError("ids: takes question ids separated by commas, e.g. ids:3,4,9")
-    ids = list(dict.fromkeys(int(part) for part in parts))
+    ids = list(dict.fromkeys(parts))
     known = set(db.session.scalars(select(Question.id).where(Question.id.in_(ids))))
     unknown = [str(i) for i in ids if i not in known]
     if unknown:
@@ -101,11 +102,14 @@ def _parse_ids(text: str) -> list[int]:
 
 
 def _study_ids(ref: str) -> list[int]:
-    study = db.session.get(Study, int(ref)) if ref.isdigit() and len(ref) < 12 else None
+    """A study's questions by its id: `study:12` (a name is never read as an id, nor an id as a name)."""
+    study_id = parse_db_id(ref)
+    if study_id is None:
+        raise QuestionSetError(f"study: takes a study's id, e.g. study:3 (python run.py study list shows them), "
+                               f"not {ref[:60]!r}")
+    study = db.session.get(Study, study_id)
     if study is None:
-        study = db.session.scalars(select(Study).where(Study.name == ref)).first()
-    if study is None:
-        raise QuestionSetError(f"no study {ref!r}")
+        raise QuestionSetError(f"no study with id {study_id}")
     return list(db.session.scalars(select(StudyQuestion.question_id).where(StudyQuestion.study_id == study.id)
                                    .order_by(StudyQuestion.position)))
 

@@ -38,6 +38,7 @@ def register_web(app: Flask) -> None:
         tokens,
     )
     from app.web.errors import register_error_handlers
+    from app.web.json_bodies import install as read_json_bodies
     from app.web.proxies import trust_proxies
     from app.web.routing import DbIdConverter
     from app.web.security import init_security
@@ -48,6 +49,7 @@ def register_web(app: Flask) -> None:
         address_limit=app.config.get("LEVAL_LOGIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE", 100),
     )
     trust_proxies(app)
+    read_json_bodies(app)
     install_sessions(app)
     init_security(app)
     register_error_handlers(app)

@@ -91,8 +91,10 @@ WHY_NOTHING = {
     "settled": "The study's ranking is settled: nothing more is needed. Thank you.",
     "budget": "The study's budget is spent: nothing more is needed. Thank you.",
     "exhausted": "There is nothing more for you to score in this study.",
-    "ahead": "You are ahead of the other annotators: come back once they have caught up "
-             "(workloads are kept within two documents of each other).",
+    "ahead": "Not everyone has started yet: come back once the other annotators have read the first document "
+             "(or the study's start window has passed).",
+    "not_needed": "The documents left go to other annotators: there is nothing more for you in this study now. "
+                  "Thank you.",
 }
 
 DOCUMENT_MAX_AGE = 24 * 3600
@@ -102,19 +104,11 @@ def _error(message: str, status: int, **extra):
     return jsonify(error=message, **extra), status
 
 
-def _json_body() -> object:
-    """The request's JSON, or None when it is not JSON (silent=True does not cover nesting past the recursion limit)."""
-    try:
-        return request.get_json(silent=True)
-    except RecursionError:
-        return None
-
-
 @bp.post("/api/score")
 def save_score_api():
     """Save one score {question_id, label, value, comment?, round?}; repeating a save is harmless."""
     try:
-        return jsonify(save_from_request(current_user.id, _json_body()))
+        return jsonify(save_from_request(current_user.id, request.get_json(silent=True)))
     except ScoreError as exc:
         return jsonify(exc.as_json()), exc.status
 

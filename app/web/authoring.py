@@ -16,6 +16,7 @@ from flask_login import current_user
 from app.extensions import db
 from app.models import AuthoredPair, Document
 from app.models.generation import AUTHORED
+from app.models.ids import parse_db_id
 from app.services import authoring
 from app.web.downloads import attachment
 from app.web.security import staff_required
@@ -42,10 +43,9 @@ def _pair_or_404(pair_id: int) -> AuthoredPair:
 
 def _version(data: dict) -> int | None:
     value = data.get("version", request.args.get("version"))
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    return parse_db_id(value) if isinstance(value, str) else None  # a version counter is an Integer column
 
 
 @bp.get("/")

@@ -42,6 +42,7 @@ from app.services.question_sets import available_sets
 from app.web.downloads import attachment
 from app.web.forms import Storable
 from app.web.llm_forms import launch_or_estimate
+from app.web.routing import arg_id
 from app.web.security import roles_required, staff_required
 
 bp = Blueprint("generation", __name__)
@@ -192,10 +193,10 @@ def download(run_id: int):
 @bp.get("/compare")
 @staff_required
 def compare():
-    try:
-        left, right = (_run_or_404(int(request.args.get(side, ""))) for side in ("a", "b"))
-    except ValueError:
+    sides = [arg_id(side) for side in ("a", "b")]
+    if None in sides:
         abort(400)
+    left, right = map(_run_or_404, sides)
     differences = manifests.compare(left.manifest, right.manifest)
     return render_template("generation/compare.html", left=left, right=right, differences=differences)
 

@@ -83,6 +83,7 @@ from app.services.judge.settings import (
 from app.services.llm.endpoints import JUDGE_ENDPOINT, stored_base_url
 from app.web.forms import PromptForm, Storable, evidence_fields
 from app.web.llm_forms import launch_or_estimate, save_prompt_edit
+from app.web.routing import arg_id
 from app.web.security import staff_required
 
 bp = Blueprint("judge", __name__)
@@ -197,7 +198,7 @@ def run(job_id: int):
 def quotes(job_id: int):
     """An evidence judgment's quotes in the document pane: ?question=<id>&order=AB|BA."""
     job = db.session.get(Job, job_id)
-    question_id = request.args.get("question", type=int)
+    question_id = arg_id("question")
     if job is None or job.kind != JOB_KIND or question_id is None:
         abort(404)
     try:

@@ -20,7 +20,10 @@ from ipaddress import IPv4Network, IPv6Network, ip_address, ip_network
 from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
+from app.core.numbers import parse_whole_number
+
 Networks = tuple[IPv4Network | IPv6Network, ...]
+MAX_PROXY_HOPS = 99
 
 
 class ProxySettingError(ValueError):
@@ -32,8 +35,9 @@ def parse_trusted_proxies(value: str | int | None) -> int | Networks:
     text = str(value if value is not None else "").strip()
     if not text:
         return 0
-    if text.isdigit():
-        return int(text)
+    hops = parse_whole_number(text, maximum=MAX_PROXY_HOPS)
+    if hops is not None:
+        return hops
     networks = []
     for part in (p.strip() for p in text.split(",")):
         try:

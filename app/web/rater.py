@@ -43,6 +43,7 @@ from app.services.rater.job import PROFILES
 from app.services.rater.prompts import get_rater_prompt, prompt_for_profile
 from app.web.forms import PromptForm, Storable, evidence_fields
 from app.web.llm_forms import launch_or_estimate, save_prompt_edit
+from app.web.routing import arg_id
 from app.web.security import staff_required
 
 bp = Blueprint("rater", __name__)
@@ -111,7 +112,7 @@ LEAVE_OUT = "out"  # ?flagged=out: the one switch that leaves flagged ratings ou
 @bp.get("/rater/runs/<int:job_id>/quotes")
 @staff_required
 def quotes(job_id: int):
-    answer_id = request.args.get("answer", type=int)
+    answer_id = arg_id("answer")
     if answer_id is None:
         abort(404)
     try:

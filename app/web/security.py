@@ -8,7 +8,7 @@ from flask_login import current_user
 
 from app.extensions import db
 from app.models import User
-from app.models.ids import is_db_id
+from app.models.ids import parse_db_id
 from app.web.errors import is_api_request
 from app.web.extensions import login_manager
 
@@ -20,9 +20,10 @@ API_BLUEPRINT = "api"  # app.web.api: signed in by token, not by session
 def load_user(session_id: str) -> User | None:
     """The session's account, while its session version is current and the account active (else signed out)."""
     user_id, _, version = session_id.partition(".")
-    if not (is_db_id(user_id) and version.isdigit()):
+    user_id = parse_db_id(user_id)
+    if user_id is None or parse_db_id(version) is None:
         return None  # includes sessions from before session versions: they sign in again
-    user = db.session.get(User, int(user_id))
+    user = db.session.get(User, user_id)
     if user is None or not user.is_active or str(user.session_version or 0) != version:
         return None
     return user

@@ -4,6 +4,7 @@ from __future__ import annotations
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 
+from app.core.numbers import parse_whole_number
 from app.extensions import db
 from app.models import PredictionFile, Study, System, User
 from app.models.corpus import REFERENCE_KINDS, REFERENCE_LABELS
@@ -16,7 +17,7 @@ from app.services.annotation.rounds import (
     find_open_round,
     rounds_of,
 )
-from app.services.studies import setup
+from app.services.studies import allocation, setup
 from app.services.studies.answers import pin_latest
 from app.services.studies.lookup import study_rows
 from app.services.studies.setup import StudyError
@@ -33,9 +34,10 @@ def optional_overlap(text: str) -> int | None:
     text = (text or "").strip()
     if not text:
         return None
-    if not text.isdigit() or len(text) > 4 or int(text) < 1:
+    overlap = parse_whole_number(text, maximum=9999)
+    if not overlap:
         raise StudyError("Overlap must be blank (everyone) or a whole number of at least 1.")
-    return int(text)
+    return overlap
 
 
 def optional_number(form, field: str, label: str, kind=int):
@@ -63,7 +65,11 @@ def allocation_fields(form) -> dict:
             "budget_answers": optional_number(form, "budget_answers", "Budget of answers scored"),
             "budget_hours": optional_number(form, "budget_hours", "Budget of annotator-hours", float),
             "min_per_answer": optional_number(form, "min_per_answer", "Minimum annotators per answer"),
-            "tie_margin": optional_number(form, "tie_margin", "Tie margin", float)}
+            "tie_margin": optional_number(form, "tie_margin", "Tie margin", float),
+            "calibration_documents": optional_number(form, "calibration_documents", "Calibration documents"),
+            "start_window_hours": optional_number(form, "start_window_hours", "Start window (hours)", float),
+            "max_documents_per_annotator": optional_number(form, "max_documents_per_annotator",
+                                                           "Most documents per annotator")}
 
 
 EVERYONE = "everyone"  # the `scorers` choice that opens a study to every account; anything else: the checked ones
@@ -96,9 +102,13 @@ def new():
     users = setup.active_users()
     if request.method == "POST":
         try:
+            questions = setup.questions_for(request.form.get("questions", "human_eval"))
             spec = setup.StudySpec(
                 name=request.form.get("name", ""), description=request.form.get("description", ""),
-                question_ids=setup.questions_for(request.form.get("questions", "human_eval")),
+                question_ids=questions,
+                # The form says it listed the systems; a post without the list takes every answering system.
+                system_ids=(setup.chosen_systems(id_list(request.form.getlist("system")), questions)
+                            if request.form.get("systems_listed") else None),
                 reference_kinds=[k for k in request.form.getlist("reference") if k in REFERENCE_KINDS],
                 reference_policy=request.form.get("policy", "hide"),
                 annotator_ids=chosen_annotators(request.form),
@@ -108,13 +118,17 @@ def new():
         except setup.StudyError as exc:
             db.session.rollback()
             flash(str(exc), "error")
-            return render_template("studies/new.html", users=users, form=request.form, kinds=REFERENCE_KINDS,
-                                   labels=REFERENCE_LABELS, policies=REFERENCE_POLICIES,
-                                   question_sets=setup.question_sets()), 400
+            return _new_form(users, request.form), 400
         flash(f"Study '{study.name}' created as a draft: check its systems and references, then open it.", "success")
         return redirect(url_for("studies.show", study_id=study.id))
-    return render_template("studies/new.html", users=users, form={}, kinds=REFERENCE_KINDS, labels=REFERENCE_LABELS,
-                           policies=REFERENCE_POLICIES, question_sets=setup.question_sets())
+    return _new_form(users, {})
+
+
+def _new_form(users, form):
+    return render_template("studies/new.html", users=users, form=form, kinds=REFERENCE_KINDS, labels=REFERENCE_LABELS,
+                           policies=REFERENCE_POLICIES, question_sets=setup.question_sets(),
+                           systems=setup.system_choices(),
+                           plan=setup.reading_plan(form.get("questions", "human_eval") if form else "human_eval"))
 
 
 @bp.get("/<int:study_id>")
@@ -183,6 +197,19 @@ def annotators(study_id: int):
     return _apply(study, lambda: setup.set_annotators(study, chosen, overlap),
                   "Annotators and overlap saved; answers were shared out again (work already done stays).",
                   "annotators")
+
+
+@bp.post("/<int:study_id>/annotators/<int:user_id>/reliability")
+@staff_required
+def reliability(study_id: int, user_id: int):
+    """Let a flagged annotator of an adaptive study read on (their scores count again), or take that back."""
+    study = _study(study_id)
+    if not study.adaptive or user_id not in allocation.readers_of(study, allocation.given_documents(study.id)):
+        abort(404)
+    include = request.form.get("include") == "1"
+    return _apply(study, lambda: allocation.include_again(study, user_id, include),
+                  "The annotator reads on; their scores count again." if include
+                  else "The annotator is left out again: no more documents, their scores not counted.", "ranking-status")
 
 
 @bp.route("/<int:study_id>/pin/<int:system_id>", methods=["GET", "POST"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 
+from app.core.numbers import parse_whole_number
 from app.models.tokens import TOKEN_SCOPES
 from app.services.api_tokens import (
     TokenError,
@@ -22,9 +23,10 @@ def _days(text: str) -> int | None:
     text = (text or "").strip()
     if not text:
         return None
-    if not text.isdigit() or len(text) > 5:
+    days = parse_whole_number(text, maximum=99_999)
+    if days is None:
         raise TokenError("expiry must be blank (never) or a whole number of days")
-    return int(text)
+    return days
 
 
 @bp.get("")

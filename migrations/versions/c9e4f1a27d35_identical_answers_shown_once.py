@@ -1,7 +1,7 @@
 """Identical answers from two or more systems shown once, their one score recorded for each system
 
 Revision ID: c9e4f1a27d35
-Revises: b3d9f2a6c8e1
+Revises: c8a4e1f2d7b3
 Create Date: 2026-11-28 20:10:00.000000
 
 A study's `merge_identical` option (on for new studies), the slot another one stands in for on the
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 # revision identifiers, used by Alembic.
 revision = 'c9e4f1a27d35'
-down_revision = 'b3d9f2a6c8e1'
+down_revision = 'c8a4e1f2d7b3'
 branch_labels = None
 depends_on = None
 

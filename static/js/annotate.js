@@ -327,8 +327,21 @@
 
   const reveal = window.levalReveal;  // workspace.js: scrolls the answers' pane, never the window
 
-  function focusAnswer(answer) {
+  /* The current answer: the one the keys score. It has the focus, or had it last while the focus has
+     since dropped to the page itself (a click on plain text), so the mark a person sees is always the
+     answer a digit scores. The answers' index at the top of the pane marks it too, in view on arrival. */
+  let current = null;
+  function markCurrent(answer) {
+    current = answer;
     answers.forEach(function (a) { a.classList.toggle("is-current", a === answer); });
+    Array.prototype.forEach.call(document.querySelectorAll(".jump[data-jump]"), function (link) {
+      if (answer && link.dataset.jump === answer.dataset.label) link.setAttribute("aria-current", "true");
+      else link.removeAttribute("aria-current");
+    });
+  }
+
+  function focusAnswer(answer) {
+    markCurrent(answer);
     answer.focus({ preventScroll: true });
     reveal(answer, "start");
   }
@@ -360,9 +373,18 @@
   });
 
   document.addEventListener("focusin", function (event) {
-    const answer = event.target.closest ? event.target.closest(".answer") : null;
-    answers.forEach(function (a) { a.classList.toggle("is-current", a === answer); });
+    markCurrent(event.target.closest ? event.target.closest(".answer") : null);
   });
+
+  /* On arrival (first load, n/p, a resume, a reload) the first answer takes the keys: a score typed
+     straight away scores Answer A, and j moves on from there. Always the first in this annotator's own
+     shuffled order, so nothing about the systems decides it. Focused without scrolling, so the question
+     and the references stay in view; a text box or control the annotator reached while the page was
+     still loading keeps the focus. */
+  if (answers.length && (!document.activeElement || document.activeElement === document.body)) {
+    markCurrent(answers[0]);
+    answers[0].focus({ preventScroll: true });
+  }
 
   /* ---- Keyboard ---- */
   const dialog = document.getElementById("shortcuts-dialog");
@@ -378,7 +400,8 @@
       return;
     }
     if (event.ctrlKey || event.metaKey || event.altKey) return;
-    const answer = target.closest ? target.closest(".answer") : null;
+    // Focus on the page itself (after a click on plain text): the keys go to the answer still marked current.
+    const answer = (target.closest ? target.closest(".answer") : null) || (target === document.body ? current : null);
     if (typing) {
       if (event.key === "Escape" && answer) { event.preventDefault(); focusAnswer(answer); }
       return;

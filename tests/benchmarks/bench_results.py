@@ -174,7 +174,7 @@ def run(quick: bool = False) -> list[dict]:
         instance = Path(folder) / "instance"
         app = _build(instance, human_eval)
         with app.app_context():
-            study_id = require_study(None).id
+            study_id = require_study().id
             question_id = int(disagreements(study_id, "rougeL", top_k=1)[0]["question_id"])
             records = load_current_scores(study_id).records
             assert len(records) == 2 * 595

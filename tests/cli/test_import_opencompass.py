@@ -185,3 +185,19 @@ def test_lveval_keywords_in_gold_are_read_as_the_loader_writes_them(app, runner,
             "before its last item (the keywords) has its text in origin_prompt") in result.output
     assert ("field '\"1\".gold': is a string: OpenCompass's loader of lic_mixup writes answers + [answer_keywords]"
             in result.output)
+
+
+def test_a_file_nested_too_deep_or_with_a_huge_number_is_an_error_line_not_a_traceback(app, runner, tasks):
+    out = tasks / "out"
+    write_dataset(out, "m", "LEval_quality", tiny_rows())
+    folder = out / "predictions" / "m"
+    (folder / "LEval_quality.json").write_text('{"0": {"origin_prompt": ' + "{\"k\": " * 200_000 + "0"
+                                               + "}" * 200_000 + "}}")
+    result = runner.invoke(args=["import-opencompass", str(out)])
+    assert result.exit_code == 1 and (result.exception is None or isinstance(result.exception, SystemExit))
+    assert ('FAILED  out/predictions/m/LEval_quality.json, field \'"0".origin_prompt\': JSON nested deeper than '
+            "100 levels (line 1, column") in result.output
+    (folder / "LEval_quality.json").write_text('{"0": {"gold": -' + "1" * 5000 + "}}")
+    result = runner.invoke(args=["import-opencompass", str(out)])
+    assert result.exit_code == 1 and "field '\"0\".gold': a number of 5,001 characters" in result.output
+    assert systems(app) == []

@@ -81,6 +81,9 @@ def test_a_stored_questions_document(runner, demo, tmp_path):
 
 @pytest.mark.parametrize("line, message", [
     ('{"quote": "the board"', "line 2: not valid JSON"),
+    ('{"quote": ' + "[" * 100_000 + "]" * 100_000 + "}",  # a RecursionError traceback before
+     'line 2: field "quote" not valid JSON (JSON nested deeper than 100 levels, column 110)'),
+    ('{"引文": ' + "9" * 5000 + "}", 'line 2: field "引文" not valid JSON (a number of 5,000 characters; at most 300'),
     ('["the board"]', 'line 2: expected an object like {"quote": "..."}, got a list'),
     ('"the board"', "line 2: expected an object like {\"quote\": \"...\"}, got a string"),
     ('{"text": "the board"}', 'line 2: field "quote" is missing'),
@@ -119,6 +122,8 @@ def test_a_missing_file(runner, tmp_path, document_file, which):
 @pytest.mark.parametrize("document, message", [
     ("question:999999", "DOCUMENT question:999999: no question with id 999999"),
     ("question:abc", "DOCUMENT question:abc: the id must be a number"),
+    ("question:¹", "DOCUMENT question:¹: the id must be a number"),  # isdigit() but not int(): was a traceback
+    ("question:9" + "9" * 30, "DOCUMENT question:9" + "9" * 30 + ": the id must be a number"),
 ])
 def test_an_unknown_question(runner, tmp_path, document, message):
     quotes = write_quotes(tmp_path, json.dumps({"quote": "the board"}))

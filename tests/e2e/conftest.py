@@ -24,6 +24,12 @@ CHROMIUM_ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
 ADMIN_RE = re.compile(r"Created admin account '([^']+)' with password: (\S+)")
+# Browser tests wait on what a person would see, never for a fixed time; these are only how long they keep
+# waiting before they call it a failure. A loaded machine (CI on two shared cores) is slow, not wrong, and
+# a wait ends as soon as its condition holds, so a long deadline costs a passing run nothing. One owner:
+# every page and context a test opens, Playwright's expect() and the polls below use them.
+PATIENCE_MS = 30_000
+JOB_PATIENCE_MS = 120_000  # a background job (metrics, a judge or rater run, an import) to finish
 
 
 def free_port() -> int:
@@ -165,8 +171,9 @@ def browser():
         if os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=PATIENCE_MS)  # Playwright's default is 5 s, less than a loaded machine needs
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
         yield browser
@@ -177,7 +184,6 @@ def browser():
 def page(browser):
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     page = context.new_page()
-    page.set_default_timeout(15_000)
     yield page
     context.close()
 
@@ -216,7 +222,8 @@ def save_failure_screenshots(browser, nodeid: str) -> list[Path]:
 
 @pytest.fixture(autouse=True)
 def keep_contexts_open(request):
-    """Hold back `close()` of contexts a test opens itself until teardown, so a failure can still be seen.
+    """Every context a test opens waits PATIENCE_MS; its `close()` is held back until teardown, so a failure
+    can still be seen.
 
     Tests close their own contexts in `finally:`, which runs before the failure is reported; without
     this the screenshot would find no page.
@@ -230,6 +237,7 @@ def keep_contexts_open(request):
 
     def new_context(*args, **kwargs):
         context = original(*args, **kwargs)
+        context.set_default_timeout(PATIENCE_MS)
         context.close = lambda *a, **k: None  # closed below, after the report
         opened.append(context)
         return context
@@ -249,19 +257,52 @@ def screenshot(page, name: str) -> Path:
 
 
 def sign_in(page, base_url: str, username: str, password: str) -> None:
+    """Sign in through the form and wait for the page it answers with (where sign-in leads, or the form again
+    with its error) to have loaded, its scripts run."""
     page.goto(base_url + "/login")
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_load_state("networkidle")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Sign in").click()
 
 
-def wait_until_true(page, expression: str, timeout: float = 15.0) -> None:
+def wait_until(page, condition, what: str, timeout_ms: float = PATIENCE_MS) -> None:
+    """Poll a Python condition on what the test has seen (events, the page's answers) until it holds.
+    The short pause between checks lets Playwright deliver the page's events; it is not a wait for the page."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still not true after {timeout_ms / 1000:g} s: {what}")
+        page.wait_for_timeout(50)
+
+
+def wait_until_true(page, expression: str, timeout_ms: float = PATIENCE_MS) -> None:
     """Poll a JavaScript expression until it is true. Playwright's wait_for_function compiles its polling
     predicate inside the page, which the app's CSP (no 'unsafe-eval') refuses once a first check fails;
     page.evaluate goes through the browser's protocol and is not subject to the page's CSP."""
-    deadline = time.monotonic() + timeout
-    while not page.evaluate(f"() => Boolean({expression})"):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"still false after {timeout:g} s: {expression}")
-        page.wait_for_timeout(50)
+    wait_until(page, lambda: page.evaluate(f"() => Boolean({expression})"), expression, timeout_ms)
+
+
+def painted(page) -> None:
+    """Wait until the page has drawn two more frames: what the last input changed (a scroll, a layout) is on
+    screen. Playwright's key and mouse calls return once the page has handled the event."""
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+
+
+def count_navigations(page) -> None:
+    """From now on, count the navigations this page starts (a followed link, a form, a script's location)."""
+    page.evaluate("""() => { window.levalTestNavigations = 0;
+        navigation.addEventListener('navigate', () => { window.levalTestNavigations += 1; }); }""")
+
+
+def navigations(page) -> int | None:
+    """How many navigations the page started since count_navigations; None once another page is shown.
+    A key that follows a link starts the navigation while the key is handled, before Playwright's press returns."""
+    from playwright.sync_api import Error
+
+    try:
+        return page.evaluate("() => window.levalTestNavigations")
+    except Error as error:  # the page went away while it was asked
+        if "context was destroyed" not in str(error):
+            raise
+        return None

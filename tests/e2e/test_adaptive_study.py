@@ -87,5 +87,5 @@ def test_two_annotators_settle_a_planted_ranking(adaptive_server, browser):
     # Never fewer than three answers on a page: the contended pair never stands alone.
     assert min(shown_sizes) >= 3
     read = database(server).execute(
-        "SELECT COUNT(*) FROM (SELECT DISTINCT user_id, document_id FROM study_allocations)").fetchone()[0]
+        "SELECT COUNT(*) FROM (SELECT DISTINCT user_id, document_id FROM study_allocations) AS read_documents").fetchone()[0]
     assert read < 8  # settled before both annotators read every document

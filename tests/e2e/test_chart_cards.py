@@ -35,7 +35,6 @@ def test_charts_fill_their_cards_and_titles_stay_inside(live_server, browser, tm
     add_metric_values(live_server.instance)
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
-    page.set_default_timeout(15_000)
     sign_in(page, live_server.url, live_server.admin_user, live_server.admin_password)
     try:
         for width in (1400, 1024):

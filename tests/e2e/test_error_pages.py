@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.conftest import screenshot, sign_in
 
@@ -25,8 +26,7 @@ def test_a_missing_page_keeps_the_menu_and_offers_a_way_back(live_server, page):
     assert page.get_by_text("Traceback").count() == 0
     screenshot(page, "error-404")
     back.click()
-    page.wait_for_load_state("networkidle")
-    assert page.get_by_role("heading", name="Overview").is_visible()
+    expect(page.get_by_role("heading", name="Overview")).to_be_visible()
 
 
 def test_the_api_answers_json_and_a_signed_out_error_page_offers_sign_in(live_server, page):

@@ -9,6 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import (
+    JOB_PATIENCE_MS,
     screenshot,
     sign_in,
     start_server,
@@ -51,15 +52,13 @@ def test_the_drill_down_highlights_each_located_quote_with_its_status(stub_and_s
     page.get_by_label("Rater model").fill("evidence-test")
     page.get_by_label("Rater context, tokens (evidence)").fill("4000")
     page.get_by_role("button", name="Rate every answer").click()
-    job_id = int(re.search(r"/judge/rater/runs/(\d+)", page.url).group(1))  # the launch lands on the run page
-    for _ in range(300):
-        status = page.request.get(f"{server.url}/jobs/api/{job_id}").json()["status"]
-        if status in ("done", "failed"):
-            break
-        page.wait_for_timeout(100)
-    assert status == "done" and stub.calls > 0
+    expect(page).to_have_url(re.compile(r"/judge/rater/runs/\d+$"))  # the launch lands on the run page
+    job_status = page.locator(".job-status").first  # the page follows the job
+    expect(job_status).to_have_text(re.compile("done|failed"), timeout=JOB_PATIENCE_MS)
+    expect(job_status).to_have_text("done")
+    assert stub.calls > 0
 
-    page.goto(f"{server.url}/judge/rater/runs/{job_id}")
+    page.reload()
     expect(page.locator('[data-field="scope"]')).to_have_text("Every number below: flagged ratings included")
     screenshot(page, "evidence-rater-run")
     row = page.locator("#evidence-ratings tbody tr:not(.flagged)").first
@@ -74,11 +73,12 @@ def test_the_drill_down_highlights_each_located_quote_with_its_status(stub_and_s
     # Each highlight covers the passage its quote names (a quote may cross paragraphs: its pieces joined).
     assert letters("".join(painted)) == letters("".join(q["quote"] for q in located))
     page.locator("#quote-list li").first.get_by_role("button", name="Show").click()
-    inside = page.evaluate("""() => {
-        const h = CSS.highlights.get('evidence-focus'); const r = [...h][0].getBoundingClientRect();
+    # The quote is shown inside the document pane once the pane has scrolled to it.
+    wait_until_true(page, """(() => {
+        const h = CSS.highlights.get('evidence-focus'); if (!h || !h.size) return false;
+        const r = [...h][0].getBoundingClientRect();
         const b = document.getElementById('doc-body').getBoundingClientRect();
-        return r.height > 0 && r.top >= b.top && r.bottom <= b.bottom; }""")
-    assert inside
+        return r.height > 0 && r.top >= b.top && r.bottom <= b.bottom; })()""")
     focus = page.evaluate("[...CSS.highlights.get('evidence-focus')].map(r => r.toString()).join('')")
     assert letters(focus) == letters(located[0]["quote"])
     screenshot(page, "evidence-quotes-drill-down")

@@ -6,7 +6,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import screenshot, sign_in, start_server, stop_server
+from tests.e2e.conftest import JOB_PATIENCE_MS, screenshot, sign_in, start_server, stop_server
 from tests.support.openai_stub import StubOpenAIServer
 from tests.services.test_fidelity_judge import scripted
 
@@ -42,7 +42,7 @@ def test_leval_run_bias_probes_and_table2(judged_server, page):
     page.get_by_label("Profile").select_option("leval")
     page.get_by_role("button", name="Launch").click()
     expect(page).to_have_url(re.compile(r"/judge/runs/\d+$"))
-    expect(page.locator(".job-status")).to_have_text(re.compile("done|failed"), timeout=30_000)
+    expect(page.locator(".job-status")).to_have_text(re.compile("done|failed"), timeout=JOB_PATIENCE_MS)
     expect(page.locator('[data-field="profile"]')).to_have_text("leval (L-Eval's llm_eval.py exactly)")
     # L-Eval's request: its prompt, max_tokens 2048, n 1, temperature 0.
     assert stub.calls > 0 and all(r.body["max_tokens"] == 2048 and r.body["n"] == 1 for r in stub.requests)
@@ -126,7 +126,7 @@ def test_adjacent_system_tests_then_an_llm_rater_run_against_the_annotators(page
             # The launch lands on the run's own page, as the judge's does, and it fills in as the job runs.
             expect(page).to_have_url(re.compile(r"/judge/rater/runs/\d+$"))
             expect(page.get_by_role("heading", name=re.compile(r"^Rater run #\d+: gpt-4 on "))).to_be_visible()
-            expect(page.locator(".job-status").first).to_have_text("done", timeout=30_000)
+            expect(page.locator(".job-status").first).to_have_text("done", timeout=JOB_PATIENCE_MS)
             page.reload()
             expect(page.locator('[data-metric="rated"]')).to_contain_text(re.compile(r"^[1-9]\d* of \d+ answers"))
             assert stub.calls > 0

@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from app.services.demo import DEMO_PATH
-from tests.e2e.conftest import screenshot, sign_in, start_server, stop_server
+from tests.e2e.conftest import JOB_PATIENCE_MS, screenshot, sign_in, start_server, stop_server
 from tests.support.judge_data import biased_shorter_judge, biased_shorter_verdict, read_pred_file
 from tests.support.openai_stub import StubOpenAIServer
 
@@ -67,7 +67,7 @@ def test_estimate_launch_and_read_a_run(judged_server, page):
     page.get_by_role("button", name="Launch").click()
     expect(page).to_have_url(re.compile(r"/judge/runs/\d+$"))
     # jobs.js polls the job; judging.js reloads the page once it is done.
-    expect(page.locator(".job-status")).to_have_text("done", timeout=30_000)
+    expect(page.locator(".job-status")).to_have_text("done", timeout=JOB_PATIENCE_MS)
     leval, fastchat, inconsistent = expected_rates()
     assert inconsistent > 0  # position bias shows up in the FastChat card
     expect(page.locator('[data-metric="win_rate"]')).to_have_text(f"{leval:.1f}%")

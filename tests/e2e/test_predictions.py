@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.conftest import REPO_ROOT
-from tests.e2e.conftest import screenshot, server_env, sign_in, start_server, stop_server
+from tests.e2e.conftest import JOB_PATIENCE_MS, screenshot, server_env, sign_in, start_server, stop_server
 from tests.support.live import instance_database
 from tests.support.predictions import demo_file, make_zip
 
@@ -77,9 +77,9 @@ def test_upload_preview_confirm_progress_and_leaderboard(slow_server, page, tmp_
     worker = run_slowly(slow_server, row.get_attribute("data-job-id"), item_delay=0.4)
     try:
         # The page polls the jobs API and updates the row in place (no reload).
-        page.locator('tr[data-job-id][data-status="running"]').wait_for(timeout=30_000)
+        page.locator('tr[data-job-id][data-status="running"]').wait_for(timeout=JOB_PATIENCE_MS)
         screenshot(page, "predictions-job-running")
-        page.locator('tr[data-job-id][data-status="done"]').wait_for(timeout=60_000)
+        page.locator('tr[data-job-id][data-status="done"]').wait_for(timeout=JOB_PATIENCE_MS)
     finally:
         worker.terminate()
         worker.wait(timeout=15)
@@ -87,7 +87,7 @@ def test_upload_preview_confirm_progress_and_leaderboard(slow_server, page, tmp_
     assert row.locator('[data-field="bar"]').evaluate("el => el.style.width") == "100%"
     # The system's metric status follows the job, without a reload.
     status = page.locator('table.systems tr[data-system="e2e-model"] [data-field="metrics-status"]')
-    expect(status).to_have_text("scored", timeout=15_000)
+    expect(status).to_have_text("scored")
     expect(page.locator('table.systems tr[data-system="e2e-model"] [data-field="score-button"]')).to_have_text("Rescore")
     assert row.locator('[data-field="system"]').inner_text() == "e2e-model"
     assert row.locator('[data-field="duration"]').inner_text().endswith("s")

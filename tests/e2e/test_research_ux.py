@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.conftest import REPO_ROOT
-from tests.e2e.conftest import screenshot, server_env, sign_in, start_server, stop_server
+from tests.e2e.conftest import JOB_PATIENCE_MS, screenshot, server_env, sign_in, start_server, stop_server
 from tests.e2e.test_results import score_file
 from tests.support.openai_stub import StubOpenAIServer
 
@@ -55,7 +55,6 @@ def subset_server(tmp_path_factory):
 def open_page(browser, server, width: int = 1280, height: int = 800):
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
-    page.set_default_timeout(15_000)
     sign_in(page, server.url, server.admin_user, server.admin_password)
     return context, page
 
@@ -141,8 +140,8 @@ def test_jobs_list_has_system_kind_start_duration_and_filters(browser, subset_se
     try:
         page.get_by_role("navigation", name="Main").get_by_role("link", name="Predictions").click()
         for system in ("terse-13b", "verbose-7b"):
-            page.locator(f'table.systems tr[data-system="{system}"]').get_by_role("button").click()
-            page.wait_for_load_state("networkidle")
+            with page.expect_navigation():  # the form's answer: the predictions page again
+                page.locator(f'table.systems tr[data-system="{system}"]').get_by_role("button").click()
         page.get_by_role("navigation", name="Main").get_by_role("link", name="Jobs").click()
         table = page.locator("table.jobs")
         expect(table.get_by_role("columnheader")).to_contain_text(["Job", "Kind", "System", "Status", "Started (UTC)",
@@ -154,7 +153,7 @@ def test_jobs_list_has_system_kind_start_duration_and_filters(browser, subset_se
         metric_rows = table.locator('tr[data-kind="metrics"]')
         expect(metric_rows).to_have_count(len(IMPORTED_SYSTEMS))
         expect(metric_rows.locator('[data-field="status"]')).to_have_text(["done"] * len(IMPORTED_SYSTEMS),
-                                                                          timeout=60_000)
+                                                                          timeout=JOB_PATIENCE_MS)
         assert sorted(metric_rows.locator('[data-field="system"]').all_inner_texts()) == sorted(IMPORTED_SYSTEMS)
         for text in metric_rows.locator('[data-field="started"]').all_inner_texts():
             assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", text), text
@@ -238,8 +237,8 @@ def test_flash_message_is_in_view_after_a_form_that_returns_to_a_section(browser
     try:
         page.get_by_role("navigation", name="Main").get_by_role("link", name="Studies").click()
         page.get_by_role("link", name="Subset").first.click()
-        page.get_by_role("button", name="Save systems").click()
-        page.wait_for_load_state("networkidle")
+        with page.expect_navigation():
+            page.get_by_role("button", name="Save systems").click()
         assert page.url.endswith("#systems")
         message = page.get_by_role("status").filter(has_text="Systems saved.")
         expect(message).to_be_visible()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -68,28 +69,28 @@ def test_results_pages_with_three_annotators(live_server, page, tmp_path):
 
     sign_in(page, live_server.url, live_server.admin_user, live_server.admin_password)
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Results").click()
-    page.wait_for_load_state("networkidle")
-    assert page.get_by_role("heading", name="Human scores", level=1).is_visible()
+    page.wait_for_load_state()
+    expect(page.get_by_role("heading", name="Human scores", level=1)).to_be_visible()
     summary = page.locator("#system-summary tbody tr")
-    assert summary.count() == 4
+    expect(summary).to_have_count(4)
     assert summary.first.locator("td").first.inner_text().startswith("balanced-34b")
-    assert page.locator("#chart-human-means").is_visible() and page.locator("#chart-human-distribution").is_visible()
-    assert page.locator("#annotator-progress").get_by_text("in progress").count() == 1
+    expect(page.locator("#chart-human-means")).to_be_visible()
+    expect(page.locator("#chart-human-distribution")).to_be_visible()
+    expect(page.locator("#annotator-progress").get_by_text("in progress")).to_have_count(1)
     screenshot(page, "results-human")
 
     page.get_by_role("link", name="Annotators who finished").click()
-    assert "view=finished" in page.url
-    assert page.get_by_text("from 2 annotators").is_visible()
+    expect(page).to_have_url(re.compile(r"view=finished"))
+    expect(page.get_by_text("from 2 annotators")).to_be_visible()
 
     page.locator("nav.subnav").get_by_role("link", name="Metrics vs humans").click()
-    assert page.locator(".profile-label").inner_text().startswith("official")
-    rows = page.locator("#correlations tbody tr")
-    assert [rows.nth(i).locator("td").first.inner_text() for i in range(rows.count())] == [
-        "F1", "ROUGE-L", "Keyword F1 (LV-Eval)", "−|ΔL| (words)"]
-    assert page.locator("#correlations").get_by_text("fewer than 7").first.is_visible()
-    assert page.locator("#significance-note").is_visible()
+    expect(page.locator(".profile-label")).to_have_text(re.compile(r"^\s*official"))
+    expect(page.locator("#correlations tbody tr > td:first-of-type")).to_have_text([
+        "F1", "ROUGE-L", "Keyword F1 (LV-Eval)", "−|ΔL| (words)"])
+    expect(page.locator("#correlations").get_by_text("fewer than 7").first).to_be_visible()
+    expect(page.locator("#significance-note")).to_be_visible()
     page.get_by_role("link", name="fixed").click()
-    assert page.locator(".profile-label").inner_text().startswith("fixed")
+    expect(page.locator(".profile-label")).to_have_text(re.compile(r"^\s*fixed"))
     screenshot(page, "results-correlation")
 
     page.locator("nav.subnav").get_by_role("link", name="Length instruction").click()
@@ -100,8 +101,8 @@ def test_results_pages_with_three_annotators(live_server, page, tmp_path):
     page.locator("nav.subnav").get_by_role("link", name="Metrics vs humans").click()
     table = page.locator("#length-instruction-table")
     expect(table.locator("tbody tr")).to_have_count(4)
-    assert table.is_visible()
-    assert page.locator("#chart-length-instruction").is_visible()
+    expect(table).to_be_visible()
+    expect(page.locator("#chart-length-instruction")).to_be_visible()
     page.locator("#length-instruction").scroll_into_view_if_needed()
     screenshot(page, "results-length-instruction")
 

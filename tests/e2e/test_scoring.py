@@ -72,10 +72,10 @@ def test_score_with_mouse_and_keyboard_and_find_them_after_reload(live_server, p
     screenshot(page, "scoring-mouse")
 
     page.get_by_role("link", name="Next question", exact=True).click()
-    page.wait_for_url(re.compile(r"/annotate/\d+/q/\d+$"))
+    page.wait_for_url(lambda url: QUESTION_URL.search(url) is not None and url != first.string)
     second = page.url
-    assert second != first.string
-    for key in ("j", "2", "j", "5", "ArrowDown", "3", "j", "4", "k", "k", "1"):
+    expect(page.locator("#answer-A")).to_be_focused()  # Answer A has the keys on arrival
+    for key in ("2", "j", "5", "ArrowDown", "3", "j", "4", "k", "k", "1"):
         page.keyboard.press(key)
     wait_saved(page)
     expect(page.get_by_text("8 of 40")).to_be_visible()
@@ -199,7 +199,8 @@ def test_scoring_everything_by_keyboard_reaches_the_finish_page(live_server, pag
     sign_in(page, live_server.url, "ines", make_annotator(live_server, "ines"))
     for number in range(1, 11):
         expect(page.get_by_text(f"Question {number} of 10")).to_be_visible()
-        for key in ("j", "4", "j", "4", "j", "2", "j", "5"):
+        expect(page.locator("#answer-A")).to_be_focused()  # the page's keys are ready, on the first answer
+        for key in ("4", "j", "4", "j", "2", "j", "5"):
             page.keyboard.press(key)
         wait_saved(page)
         page.get_by_role("link", name="Next question", exact=True).click()
@@ -232,9 +233,10 @@ def test_a_failed_save_is_reported_and_retried(live_server, page):
     expect(status).to_contain_text("Could not save Answer A: the server answered 503")
     expect(status).to_contain_text("Retrying")
     expect(page.locator("#answer-A [data-state]")).to_have_text("Not saved yet")
-    page.wait_for_timeout(200)  # let the radio's colour transition finish before the picture
+    # The picture once the radio's colour transition has ended.
+    page.evaluate("() => Promise.all(document.getAnimations().map((animation) => animation.finished))")
     screenshot(page, "scoring-save-failed")
-    expect(status).to_have_text("Saved", timeout=10_000)
+    expect(status).to_have_text("Saved")
     page.reload()
     expect_scores(page, {"A": 4})
 

@@ -6,7 +6,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import screenshot, sign_in
+from tests.e2e.conftest import screenshot, sign_in, wait_until
 from tests.e2e.test_scoring import group, make_annotator, score_with_mouse
 
 pytestmark = pytest.mark.e2e
@@ -33,7 +33,13 @@ def expect_reload_offered_and_no_retry(page, sent: list[str], message: str) -> N
     # Another choice is kept on screen too, and sends nothing.
     group(page, "B").get_by_role("radio", name="2", exact=True).check()
     expect(page.locator("#answer-B [data-state]")).to_have_text("Not saved yet")
-    page.wait_for_timeout(FIRST_BACKOFF_MS * 2)  # past the first retry, had there been one
+    # Past the first retry, had there been one: the page's timers run at once. A request the page sends after
+    # them reaches the test after any save they sent.
+    page.clock.run_for(FIRST_BACKOFF_MS * 2)
+    seen = []
+    page.on("request", lambda request: seen.append(request) if request.url.endswith("/healthz") else None)
+    page.evaluate("() => { fetch('/healthz'); }")
+    wait_until(page, lambda: seen, "the page's request for /healthz")
     assert sent == ["POST"], f"{len(sent)} saves were sent; only the refused one should be"
     expect(status).to_contain_text("Answer A was not saved.")  # the message stays; no "Saving…" or "Retrying"
     expect(group(page, "B").get_by_role("radio", name="2", exact=True)).to_be_checked()
@@ -44,7 +50,7 @@ def test_a_round_begun_again_elsewhere_stops_saving_and_offers_a_reload(live_ser
     admin_context = browser.new_context(viewport={"width": 1280, "height": 800})
     try:
         annotator = annotator_context.new_page()
-        annotator.set_default_timeout(15_000)
+        annotator.clock.install()  # time runs as usual until the test moves it on past a retry
         sign_in(annotator, live_server.url, "jonas", make_annotator(live_server, "jonas"))
         question_url = annotator.url
         score_with_mouse(annotator, {"C": 5})
@@ -78,6 +84,7 @@ def test_a_round_begun_again_elsewhere_stops_saving_and_offers_a_reload(live_ser
 
 
 def test_a_stale_security_token_stops_saving_and_the_reload_leads_to_sign_in(live_server, page):
+    page.clock.install()  # time runs as usual until the test moves it on past a retry
     sign_in(page, live_server.url, "kirsi", make_annotator(live_server, "kirsi"))
     page.context.clear_cookies()  # the session that issued the page's token is gone
     sent = count_saves(page)

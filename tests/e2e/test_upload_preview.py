@@ -9,7 +9,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import screenshot, sign_in
+from tests.e2e.conftest import JOB_PATIENCE_MS, screenshot, sign_in
 from tests.support.lveval_data import write_model
 from tests.support.predictions import make_zip
 
@@ -52,7 +52,6 @@ def confirm_on_screen(page) -> None:
 def test_upload_preview_as_a_researcher_sees_it(live_server, browser, tmp_path):
     context = browser.new_context(viewport=VIEWPORT)
     page = context.new_page()
-    page.set_default_timeout(15_000)
     # The demo stays, as after the README's first run: its LV-Eval model covers the same 55 cells as kite's.
     try:
         sign_in(page, live_server.url, live_server.admin_user, live_server.admin_password)
@@ -112,7 +111,7 @@ def test_upload_preview_as_a_researcher_sees_it(live_server, browser, tmp_path):
         expect(page.locator(".flash-success")).to_contain_text(f"Imported 55 files: {new} predictions stored for kite-16k")
 
         job = page.locator('tr[data-job-id][data-status="done"]', has=page.locator('[data-field="system"]', has_text="kite-16k"))
-        job.wait_for(timeout=60_000)
+        job.wait_for(timeout=JOB_PATIENCE_MS)
         assert job.locator('[data-field="done"]').inner_text() == job.locator('[data-field="total"]').inner_text() == str(new)
         job.locator("a").first.click()
         expect(page.locator('[data-field="description"]')).to_have_text(

@@ -9,7 +9,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import screenshot, sign_in, start_server, stop_server
+from tests.e2e.conftest import painted, screenshot, sign_in, start_server, stop_server
 from tests.e2e.test_research_ux import run
 from tests.support.live import InstanceDatabase, instance_database_url
 from tests.support.openai_stub import StubOpenAIServer
@@ -75,7 +75,6 @@ def leval_server(tmp_path_factory):
 def open_page(browser, server, width, height, user=None, password=None):
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
-    page.set_default_timeout(15_000)
     sign_in(page, server.url, user or server.admin_user, password or server.admin_password)
     return context, page
 
@@ -113,7 +112,7 @@ def first_column_stays(page, table) -> None:
     cell = table.locator("tbody tr").first.locator("th, td").first
     before = cell.bounding_box()
     box.evaluate("b => { b.scrollLeft = b.scrollWidth; }")
-    page.wait_for_timeout(100)
+    painted(page)
     after = cell.bounding_box()
     frame = box.bounding_box()
     assert box.evaluate("b => b.scrollLeft") > 0

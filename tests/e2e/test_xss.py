@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import expect
 
 from app.services.demo import DEMO_PATH
-from tests.e2e.conftest import screenshot, sign_in, start_server, stop_server
+from tests.e2e.conftest import screenshot, sign_in, start_server, stop_server, wait_until
 from tests.support.live import ADMIN, SHARED_PASSWORD, HttpSession, instance_database, prepare_instance
 from tests.support.openai_stub import StubOpenAIServer
 
@@ -95,7 +95,12 @@ def judge_and_score(instance: Path, stub_url: str, monkeypatch) -> None:
 
 
 def assert_nothing_ran(page, *literal: str) -> None:
-    """No payload executed or became an element, and each text in `literal` is on the page as text."""
+    """Each text in `literal` is on the page as text (waited for: some pages render what they fetch), and no
+    payload executed or became an element."""
+    def shown() -> str:
+        return page.evaluate("document.title + ' ' + document.body.textContent")
+
+    wait_until(page, lambda: all(expected in shown() for expected in literal), f"{page.url} shows {literal}")
     assert page.evaluate("typeof window.__pwned") == "undefined", page.url
     injected = page.evaluate("""() => ({
         handlers: document.querySelectorAll('[onerror],[onload]').length,
@@ -103,9 +108,6 @@ def assert_nothing_ran(page, *literal: str) -> None:
         scripts: [...document.scripts].filter(s => s.textContent.includes('__pwned')).length,
     })""")
     assert injected == {"handlers": 0, "images": 0, "scripts": 0}, (page.url, injected)
-    text = page.evaluate("document.title + ' ' + document.body.textContent")
-    for expected in literal:
-        assert expected in text, (page.url, expected)
 
 
 @pytest.fixture
@@ -127,7 +129,6 @@ def test_hostile_text_is_shown_literally_and_never_runs(hostile_server, browser)
     dialogs: list[str] = []
     try:
         page = context.new_page()
-        page.set_default_timeout(15_000)
         page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
 
         # The annotator with the hostile name scores the hostile answer and leaves a hostile comment.
@@ -163,7 +164,6 @@ def test_hostile_text_is_shown_literally_and_never_runs(hostile_server, browser)
         for path, literal in visits.items():
             response = page.goto(server.url + path)
             assert response.status == 200, path
-            page.wait_for_load_state("networkidle")
             if path.startswith("/judge/runs/"):
                 page.locator("table.pairs summary").first.click()
                 screenshot(page, "xss-judge-run")

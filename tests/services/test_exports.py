@@ -40,7 +40,7 @@ def fresh_app(tmp_path: Path, copy, name: str):
 
 def S() -> int:
     """The study the test's data is in (the only one)."""
-    return require_study(None).id
+    return require_study().id
 
 
 def scored(app, *, rounds: bool = True, data_path: Path | None = None):

@@ -131,7 +131,7 @@ def test_split_scored_answer_reads_the_last_separator_and_an_empty_score_as_unsc
 def test_leval_export_says_which_scores_it_leaves_out(app, runner, client, auth, tmp_path):
     scored(app, rounds=False)
     with app.app_context():
-        study = require_study(None)
+        study = require_study()
         study_id = study.id
         kept = [sid for sid, name in db.session.execute(select(System.id, System.name)) if name != "shaky-3b"]
         set_systems(study, kept)

@@ -78,11 +78,11 @@ def test_a_studys_questions_are_a_question_set(demo, runner, stub):
         study = db.session.scalars(select(Study).where(Study.is_demo.is_(True))).one()
         order = db.session.scalars(select(StudyQuestion.question_id).where(StudyQuestion.study_id == study.id)
                                    .order_by(StudyQuestion.position)).all()
-    out = generate(runner, stub, "--questions", f"study:{study.name}", "--system", "for-the-study")
+    out = generate(runner, stub, "--questions", f"study:{study.id}", "--system", "for-the-study")
     assert out["answered"] == len(order) == out["manifest"]["questions"]["count"]
-    assert out["manifest"]["questions"]["set"] == f"study:{study.name}"
+    assert out["manifest"]["questions"]["set"] == f"study:{study.id}"
     bad = generate(runner, stub, "--questions", "study:nope", "--system", "x", ok=False)
-    assert "no study 'nope'" in bad
+    assert "study: takes a study's id" in bad
 
 
 def test_authored_pairs_can_become_a_studys_questions(demo, client, auth, runner, stub):

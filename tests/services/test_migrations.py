@@ -714,7 +714,108 @@ def test_allocation_policy_arrives_on_a_scored_database_and_leaves_it_as_it_was(
         db.engine.dispose()
 
 
-BEFORE_IDENTICAL = "b3d9f2a6c8e1"  # the allocation policy's migration
+BEFORE_SHARING = "c9e4b1d7a3f2"
+
+
+def test_fixed_studies_are_shared_out_by_document_at_the_first_start_and_nothing_scored_moves(tmp_path):
+    """A fixed study shared by question (each annotator's questions scattered over every document) keeps every
+    score and every scored question's annotator; its documents then go to k annotators each."""
+    from sqlalchemy import select
+
+    from app.cli.serve import check_migrated_studies
+    from app.models import Question, Score, Study, StudyAssignment
+    from app.services.accounts import create_user
+    from app.services.annotation.pages import load_question_page
+    from app.services.annotation.scoring import save_from_request
+    from app.services.importers import import_path
+    from app.services.studies.setup import StudySpec, create_study
+    from tests.support.study_data import write_study_set
+
+    app = make_app(tmp_path)
+    folder = write_study_set(tmp_path / "data", documents=4, questions_each=3)
+    with app.app_context():
+        upgrade()
+        assert not import_path(folder).failed
+        people = [create_user(name, f"{name}-pass-12345", "annotator").id for name in ("ann", "bea", "cid")]
+        study = create_study(StudySpec(name="Fixed", overlap=2, annotator_ids=people, status="open"))
+        questions = list(db.session.scalars(select(Question.id).order_by(Question.document_id, Question.position)))
+        # The old plan: question i to annotators i and i+1 (mod 3), so everyone has questions on every document.
+        db.session.query(StudyAssignment).filter_by(study_id=study.id).delete()
+        for i, question in enumerate(questions):
+            for user in (people[i % 3], people[(i + 1) % 3]):
+                db.session.add(StudyAssignment(study_id=study.id, user_id=user, question_id=question))
+        db.session.commit()
+        scored = []
+        for user, question in ((people[0], questions[0]), (people[0], questions[3]), (people[2], questions[4])):
+            page = load_question_page(study, user, question)
+            for card in page.answers:
+                save_from_request(user, {"study": study.id, "question_id": question, "label": card.label, "value": 3,
+                                         "answer": card.sha256, "seconds": 20})
+            scored.append((user, question))
+        before = sorted(db.session.execute(select(Score.id, Score.answer_id, Score.value)).all())
+        study_id = study.id
+        db.session.remove()
+        downgrade(revision=BEFORE_SHARING)
+        upgrade()
+        with db.engine.connect() as connection:
+            assert connection.execute(text("SELECT shared_by_document, allocation_seed IS NOT NULL FROM studies")
+                                      ).all() == [(False, True)]
+        check_migrated_studies()
+        assert sorted(db.session.execute(select(Score.id, Score.answer_id, Score.value)).all()) == before
+        rows = set(db.session.execute(select(StudyAssignment.user_id, StudyAssignment.question_id)
+                                      .where(StudyAssignment.study_id == study_id)).all())
+        assert set(scored) <= rows  # nothing scored moved
+        document_of = dict(db.session.execute(select(Question.id, Question.document_id)).all())
+        readers: dict[int, set[int]] = {}
+        for user, question in rows:
+            readers.setdefault(document_of[question], set()).add(user)
+        readings = sum(len(users) for users in readers.values())
+        assert readings <= 2 * 4 + 1  # k readings a document, and one kept partial reading
+        for document, users in readers.items():  # every document wholly with at least k of them
+            whole = [u for u in users if all((u, q) in rows for q, d in document_of.items() if d == document)]
+            assert len(whole) >= 2
+        assert db.session.get(Study, study_id).shared_by_document
+
+
+BEFORE_STUDY_SETS_BY_ID = "b3d9f2a6c8e1"  # the allocation policy's migration
+
+
+def test_stored_study_sets_by_name_become_the_id_the_old_reading_found(tmp_path):
+    """`study:<name>` in a generation run's spec becomes `study:<id>` of the study it named (a study named "7"
+    stood behind study 7 only when no study 7 existed); runs of other sets, and scores, stay as they were."""
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=BEFORE_STUDIES)
+        with db.engine.begin() as connection:
+            seed_before_studies(connection)
+        upgrade(revision=BEFORE_STUDY_SETS_BY_ID)
+        with db.engine.begin() as connection:
+            columns = [c["name"] for c in inspect(db.engine).get_columns("studies") if c["name"] not in ("id", "name")]
+            for study_id, name in ((2, "Pilot 二"), (3, "7"), (4, "1")):
+                connection.execute(text(f"INSERT INTO studies (id, name, {', '.join(columns)}) SELECT :id, :name, "
+                                        f"{', '.join(columns)} FROM studies WHERE id = 1"), {"id": study_id, "name": name})
+            sets = ["study:Pilot 二", "study:7", "study:1", "study:3", "study:nobody", "human_eval", "ids:1"]
+            for run_id, chosen in enumerate(sets, start=1):
+                connection.execute(text(
+                    "INSERT INTO generation_runs (id, system_name, spec, manifest, questions, answered, created_at) "
+                    "VALUES (:id, :system, :spec, '{}', 1, 0, '2026-01-03 00:00:00')"),
+                    {"id": run_id, "system": f"gen-{run_id}", "spec": json.dumps({"question_set": chosen, "model": "m"})})
+            before = connection.execute(text("SELECT id, answer_id, value FROM scores ORDER BY id")).all()
+        upgrade()
+        with db.engine.connect() as connection:
+            specs = {run_id: json_value(spec) for run_id, spec in connection.execute(
+                text("SELECT id, spec FROM generation_runs ORDER BY id"))}
+            assert connection.execute(text("SELECT id, answer_id, value FROM scores ORDER BY id")).all() == before
+        # By name; a name of digits with no study of that id; an id that exists (study 1, not the one named "1").
+        assert [specs[i]["question_set"] for i in range(1, 8)] == [
+            "study:2", "study:3", "study:1", "study:3", "study:nobody", "human_eval", "ids:1"]
+        assert all(spec["model"] == "m" for spec in specs.values())
+        downgrade(revision=BEFORE_STUDY_SETS_BY_ID)
+        db.session.remove()
+        db.engine.dispose()
+
+
+BEFORE_IDENTICAL = "c8a4e1f2d7b3"  # the studies allocation fields' migration
 
 
 def test_identical_answers_option_arrives_off_on_a_scored_database_and_leaves_it_as_it_was(tmp_path):

@@ -82,7 +82,7 @@ def test_studies_and_generation_take_the_same_questions(loaded, runner, stub):
         demo_study = db.session.scalars(select(Study).where(Study.is_demo.is_(True))).one()
         some = [q.question_id for q in sets.select_questions("task:legal_contract_qa")][::-2]
         names = ["human_eval", "demo", "gpt4", "gpt35", "task:financial_qa", "auto:financial_qa",
-                 f"study:{demo_study.id}", f"study:{demo_study.name}", "ids:" + ",".join(map(str, some))]
+                 f"study:{demo_study.id}", "ids:" + ",".join(map(str, some))]
         for name in names:
             owned = sets.question_ids(name)
             assert owned, name
@@ -123,7 +123,9 @@ def test_a_per_task_download_is_named_after_the_task(loaded, runner, stub):
     ("everything", "unknown question set 'everything'"),
     ("task:no_such_task", "no imported task named 'no_such_task'"),
     ("auto:no_such_task", "no imported task named 'no_such_task'"),
-    ("study:nobody", "no study 'nobody'"),
+    ("study:nobody", "study: takes a study's id, e.g. study:3"),  # a name is never read as an id, nor the reverse
+    ("study:999999", "no study with id 999999"),
+    ("study:¹", "study: takes a study's id"),
     ("ids:1,x", "ids: takes question ids"),
     ("ids:999999", "no such question: 999999"),
     ("authored", "no authored pairs yet"),

@@ -20,7 +20,7 @@ from tests.support.scoring_helpers import demo, user_id  # noqa: F401  (fixture)
 
 
 def _study():
-    return require_study(None)
+    return require_study()
 
 
 def _context(round_, question_id: int) -> scoring.SaveContext:

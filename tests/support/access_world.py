@@ -114,7 +114,7 @@ def build_world(app, folder) -> World:
         ours = list(db.session.scalars(select(Question.id).join(Document, Document.id == Question.document_id)
                                        .where(Document.source_file.like("%study.ref.jsonl")).order_by(Question.id)))
         assert len(ours) == 6, ours
-        demo = find_study("Demo")
+        demo = find_study(name="Demo")
         restricted = create_study(StudySpec(name="Restricted", question_ids=ours[:3], status="open",
                                             annotator_ids=[users["ada"], users["ben"], users["rex"]]))
         draft = create_study(StudySpec(name="Draft", question_ids=[ours[3]]))

@@ -43,7 +43,8 @@ def demo_file(relative: str, system: str, *, change=None) -> bytes:
     return jsonl(as_system(demo_rows(relative), system, change=change))
 
 
-def make_zip(members: dict[str, bytes], *, symlinks: tuple[str, ...] = ()) -> bytes:
+def make_zip(members: dict[str, bytes], *, symlinks: tuple[str, ...] = (), modes: dict[str, int] | None = None) -> bytes:
+    """A zip of the members; `symlinks` are recorded as links, `modes` gives others a Unix file mode."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for name, data in members.items():
@@ -51,6 +52,8 @@ def make_zip(members: dict[str, bytes], *, symlinks: tuple[str, ...] = ()) -> by
             info.compress_type = zipfile.ZIP_DEFLATED
             if name in symlinks:
                 info.external_attr = (stat.S_IFLNK | 0o777) << 16
+            if name in (modes or {}):
+                info.external_attr = modes[name] << 16
             archive.writestr(info, data)
     return buffer.getvalue()
 

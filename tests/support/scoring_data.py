@@ -23,7 +23,7 @@ METRIC_KEYS = ("f1", "rougeL", "keyword_f1")
 
 def included_answers(study_id: int | None = None) -> list[tuple[int, str, int, str]]:
     """(answer id, system name, question id, answer sha256) of every answer the study shows."""
-    study_id = require_study(study_id).id
+    study_id = require_study(study_id=study_id).id
     stmt = shown_answers(study_id, Answer.id, System.name, Question.id, Answer.sha256).order_by(Question.id, System.name)
     return [tuple(row) for row in db.session.execute(stmt)]  # type: ignore[misc]
 
@@ -44,7 +44,7 @@ def generate_scores(annotators: list[str], seed: int = 0, *, coverage: float = 1
     scores were added.
     """
     rng = np.random.default_rng(seed)
-    study_id = require_study(study_id).id
+    study_id = require_study(study_id=study_id).id
     answers = included_answers(study_id)
     quality = system_quality([system for _, system, _, _ in answers]) if quality is None else quality
     by_question: dict[int, list[int]] = {}
@@ -83,7 +83,7 @@ def generate_metric_results(seed: int = 1, *, noise: float = 12.0, metrics: tupl
                             quality: dict[str, float] | None = None, study_id: int | None = None) -> int:
     """Store per-answer metric values (0-100) that loosely follow system quality, for both profiles."""
     rng = np.random.default_rng(seed)
-    study_id = require_study(study_id).id
+    study_id = require_study(study_id=study_id).id
     answers = db.session.execute(
         shown_answers(study_id, Answer.prediction_id, System.id, System.name, Question.id)
         .order_by(Question.id, System.name)

@@ -28,7 +28,7 @@ def world(demo):
         study = db.session.scalars(select(Study).order_by(Study.id)).first()
         if study is None:
             study = setup.create_study(setup.StudySpec(name="walk"))
-        values = {"job_id": job.id, "name": study.name}
+        values = {"job_id": job.id, "study_id": study.id}
     return demo, values
 
 

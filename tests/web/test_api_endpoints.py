@@ -106,10 +106,11 @@ def test_the_leaderboard_is_the_pages_json(api):
 
 def test_unknown_objects_are_404_and_lists_are_paginated(api):
     _, client = api
-    for url in ("/api/v1/jobs/999999", "/api/v1/studies/nope", "/api/v1/studies/nope/export", "/api/v1/results/nope"):
+    for url in ("/api/v1/jobs/999999", "/api/v1/studies/999999", "/api/v1/studies/999999/export",
+                "/api/v1/results/999999", "/api/v1/studies/nope", "/api/v1/results/nope/scores"):
         answer = client.get(url)
         assert answer.status_code == 404 and answer.get_json()["error"], url
-    assert client.post("/api/v1/studies/nope/open").status_code == 404
+    assert client.post("/api/v1/studies/999999/open").status_code == 404
     everything = client.get("/api/v1/systems?per_page=500").get_json()
     assert everything["total"] >= 2
     first = client.get("/api/v1/systems?per_page=1&page=1").get_json()
@@ -123,20 +124,61 @@ def test_a_study_is_created_opened_shown_exported_and_closed(api):
     made = client.post("/api/v1/studies", json={"name": "api-study", "questions": "human_eval", "annotators": ["annotator"], "overlap": 1})
     assert made.status_code == 201, made.get_json()
     assert made.get_json()["status"] == "draft" and made.get_json()["questions"] > 0
+    study = made.get_json()["id"]
     assert client.post("/api/v1/studies", json={"name": "api-study"}).status_code == 409
-    opened = client.post("/api/v1/studies/api-study/open")
+    opened = client.post(f"/api/v1/studies/{study}/open")
     assert opened.status_code == 200 and opened.get_json()["status"] == "open"
-    shown = client.get("/api/v1/studies/api-study").get_json()
+    shown = client.get(f"/api/v1/studies/{study}").get_json()
     assert shown["name"] == "api-study" and isinstance(shown["progress"], list)
     listed = client.get("/api/v1/studies").get_json()
     assert "api-study" in [s["name"] for s in listed["items"]]
-    csv_export = client.get("/api/v1/studies/api-study/export?format=csv")
+    csv_export = client.get(f"/api/v1/studies/{study}/export?format=csv")
     assert csv_export.status_code == 200 and csv_export.mimetype == "text/csv"
     assert csv_export.get_data(as_text=True).splitlines()[0].startswith("annotator,system,")
-    results = client.get("/api/v1/studies/api-study/export?format=results").get_json()
+    results = client.get(f"/api/v1/studies/{study}/export?format=results").get_json()
     assert results["study"]["name"] == "api-study"
-    assert client.get("/api/v1/results/api-study").get_json()["study"] == results["study"]
-    assert client.get("/api/v1/results/api-study/scores").get_json()["total"] == 0
-    assert client.post("/api/v1/studies/api-study/close").get_json()["status"] == "closed"
+    assert client.get(f"/api/v1/results/{study}").get_json()["study"] == results["study"]
+    assert client.get(f"/api/v1/results/{study}/scores").get_json()["total"] == 0
+    assert client.post(f"/api/v1/studies/{study}/close").get_json()["status"] == "closed"
     assert client.post("/api/v1/studies", json={"name": "x", "annotators": ["nobody"]}).status_code == 422
     assert client.post("/api/v1/studies", json={"name": "y", "bogus": 1}).status_code == 422
+
+
+@pytest.mark.parametrize("digits", ["¹", "²3", "٣"])
+def test_digits_of_other_scripts_name_no_study_and_no_question(api, digits):
+    _, client = api
+    for method, url in (("GET", "/api/v1/studies/{}"), ("POST", "/api/v1/studies/{}/open"),
+                        ("POST", "/api/v1/studies/{}/close"), ("GET", "/api/v1/studies/{}/export"),
+                        ("GET", "/api/v1/results/{}"), ("GET", "/api/v1/results/{}/scores")):
+        answer = client.open(url.format(digits), method=method)
+        assert answer.status_code == 404 and answer.get_json()["error"], url
+    assert client.post("/api/v1/rater-runs", json={"study": digits, "dry_run": True}).status_code in (404, 422)
+    for questions in (f"ids:{digits}", f"ids:1,{digits}", f"study:{digits}"):
+        answer = client.post("/api/v1/studies", json={"name": f"set {questions}", "questions": questions})
+        assert answer.status_code == 422 and answer.get_json()["error"], questions
+
+
+DEEP = 100_000
+
+
+@pytest.mark.parametrize("body, field, says", [
+    ('{"name": ' + "[" * DEEP + "]" * DEEP + "}", "name", "JSON nested deeper than 100 levels at line 1, column 109"),
+    ('{"name": "深", "description": ' + '{"a": ' * DEEP + "0" + "}" * DEEP + "}", "description", "nested deeper"),
+    ("[" * DEEP + "]" * DEEP, None, "JSON nested deeper than 100 levels at line 1, column 101"),
+    ('{"name": "x",\n "overlap": ' + "9" * 5000 + "}", "overlap", "a number of 5,000 characters; at most 300 are read "
+                                                                 "at line 2, column 13"),
+    ('{"name": "x", "overlap": 1,}', None, "invalid JSON: Expecting property name enclosed in double quotes"),
+])
+def test_a_body_the_json_reader_refuses_is_a_422_naming_the_field_and_stores_nothing(api, body, field, says):
+    app, client = api
+    before = stored(app)
+    for url in ("/api/v1/studies", "/api/v1/judge-runs", "/api/v1/rater-runs", "/api/v1/generation-runs"):
+        answer = client.post(url, data=body, content_type="application/json")
+        assert answer.status_code == 422, (url, answer.status_code)
+        error = answer.get_json()["errors"][0]
+        assert error["field"] == field and says in error["message"], (url, error)
+    assert stored(app) == before
+    with app.app_context():
+        from app.models import Study
+
+        assert db.session.scalar(select(func.count(Study.id)).where(Study.name.in_(("x", "深")))) == 0

@@ -22,7 +22,7 @@ def api(demo):
     client.environ_base["HTTP_AUTHORIZATION"] = "Bearer " + make_token(demo, "researcher", "write")
     with demo.app_context():
         names = list(db.session.scalars(select(System.name).order_by(System.name)))
-        study = db.session.scalars(select(Study).order_by(Study.id)).first().name
+        study = db.session.scalars(select(Study).order_by(Study.id)).first().id
         endpoints.save("lab", base_url="http://127.0.0.1:9/v1", api_key="sk-api-test-0123456789", may_change=True)
         save_settings(base_url="http://127.0.0.1:9/v1", api_key="sk-judge-test-0123456789")  # never called here
     return demo, client, names, study
@@ -72,7 +72,9 @@ def test_a_rater_run_is_estimated_on_a_study(api):
     estimate = client.post("/api/v1/rater-runs", json={"study": study, "rater_model": "gpt-4o-mini", "dry_run": True})
     assert estimate.status_code == 200, estimate.get_json()
     assert estimate.get_json()["estimate"]
-    assert client.post("/api/v1/rater-runs", json={"study": "nope", "dry_run": True}).status_code == 404
+    assert client.post("/api/v1/rater-runs", json={"study": 999999, "dry_run": True}).status_code == 404
+    named = client.post("/api/v1/rater-runs", json={"study": "L-Eval human evaluation", "dry_run": True})
+    assert named.status_code == 422 and named.get_json()["errors"][0]["field"] == "study"  # an id, never a name
     queued = client.post("/api/v1/rater-runs", json={"study": study, "rater_model": "gpt-4o-mini"})
     assert queued.status_code == 201 and client.get(f"/api/v1/jobs/{queued.get_json()['job']}").status_code == 200
 

@@ -11,7 +11,11 @@ import threading
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 from werkzeug.serving import make_server
+
+from app.extensions import db
+from app.models import Study
 
 from tests.support.api import make_token
 from tests.support.predictions import demo_file
@@ -41,12 +45,12 @@ def live(demo, workers, tmp_path):
 
 
 def test_the_documented_walkthrough_runs(live):
-    _, env, folder = live
+    app, env, folder = live
     code = blocks()
     python = subprocess.run([sys.executable, "-c", code["python"]], env=env, cwd=folder, capture_output=True,
                             text=True, timeout=120, check=False)
     assert python.returncode == 0, python.stdout + python.stderr
-    assert "open" in python.stdout
+    assert "open" in python.stdout and "found by name: True" in python.stdout
     rows = [json.loads(line) for line in (folder / "my-model-check.jsonl").read_text().splitlines()]
     assert rows == []  # a new study has no scores yet; the export answers, empty
     if not (shutil.which("curl") and shutil.which("jq") and shutil.which("bash")):
@@ -55,4 +59,7 @@ def test_the_documented_walkthrough_runs(live):
                            text=True, timeout=120, check=False)
     assert shell.returncode == 0, shell.stdout + shell.stderr
     assert '"open"' in shell.stdout and "my-model" in shell.stdout
+    with app.app_context():  # the id the name lookup printed is the study the block made
+        made = db.session.scalars(select(Study.id).where(Study.name == "my-model-check-sh")).one()
+    assert shell.stdout.split('"open"', 1)[1].split()[0] == str(made)
     assert (folder / "my-model-check.csv").read_text().startswith("annotator,system,")

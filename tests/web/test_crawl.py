@@ -147,14 +147,14 @@ def build_the_readme_instance(app, client, runner, auth, stub, tmp_path) -> None
         generate_scores(["annotator", "alice"], seed=3, coverage=0.6, study_id=study.id)
         save_settings(base_url=stub.base_url, api_key="sk-crawl-judge-0123456789", model="gpt-4o-mini")
         endpoints.save("lab", base_url=stub.base_url, api_key="sk-crawl-lab-0123456789", may_change=True)
-        study_name = study.name
+        study_id = study.id
     api = app.test_client()
     api.environ_base["HTTP_AUTHORIZATION"] = "Bearer " + make_token(app, "researcher", "write")
     for path, body in (
         ("/api/v1/judge-runs", {"system": "chatglm2-6b-8k", "baseline": "turbo-16k-0613", "judge_model": "gpt-4o-mini"}),
         ("/api/v1/judge-runs", {"system": "claude-100k", "baseline": "turbo-16k-0613", "judge_model": "gpt-4o-mini",
                                 "profile": "evidence"}),
-        ("/api/v1/rater-runs", {"study": study_name, "rater_model": "gpt-4o-mini"}),
+        ("/api/v1/rater-runs", {"study": study_id, "rater_model": "gpt-4o-mini"}),
         ("/api/v1/generation-runs", {"endpoint": "lab", "model": "crawl-model", "question_set": "human_eval"}),
     ):
         response = api.post(path, json={**body, "dry_run": False})

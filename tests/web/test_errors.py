@@ -10,7 +10,7 @@ from werkzeug.routing import IntegerConverter
 from app.extensions import db
 from app.web.routing import MAX_DB_ID, comma_ids, id_list
 from tests.conftest import AuthActions
-from tests.web.test_security import build_url, url_values
+from tests.web.test_security import build_url, rules, url_values
 
 HUGE = 2 ** 63
 API_ROUTES = ("/api/v1/", "/annotate/api/", "/jobs/api", "/annotate/document/", "/judge/win-rates.json", "/leaderboard/json")
@@ -27,22 +27,29 @@ def signed_in(app, username: str):
 PLACEHOLDER = 987654321
 
 
-def int_rules(app):
-    """(url, methods) for each <int:…> argument of each rule, that argument set to 2^63, the others real."""
+def int_rules(app, bad_id: str = str(HUGE)):
+    """(url, methods) for each <int:…> argument of each rule, that argument set to bad_id, the others real."""
     values = url_values(app)
     for rule in sorted(app.url_map.iter_rules(), key=lambda r: r.rule):
         for name in rule.arguments:
             if not isinstance(rule._converters[name], IntegerConverter):
                 continue
-            url = build_url(rule, {**values, name: PLACEHOLDER}).replace(str(PLACEHOLDER), str(HUGE))
+            url = build_url(rule, {**values, name: PLACEHOLDER}).replace(str(PLACEHOLDER), bad_id)
             yield url, sorted(rule.methods - {"HEAD", "OPTIONS"})
 
 
-def test_every_int_segment_at_2_63_is_a_404_never_a_500(demo):
+# Past 2^63; thousands of digits (int() refuses them); digits of other scripts: '¹' and '²3' fail int(), '٣' and
+# '１' (fullwidth) are 3 and 1 to int() and named real objects.
+BAD_IDS = [str(HUGE), "9" * 5000, "¹", "²3", "٣", "１"]
+
+
+@pytest.mark.parametrize("bad_id", BAD_IDS, ids=["2^63", "5000 digits", "superscript 1", "superscript 2 then 3",
+                                                 "arabic-indic 3", "fullwidth 1"])
+def test_every_int_segment_that_is_no_storable_ascii_id_is_a_404_never_a_500(demo, bad_id):
     client, auth = signed_in(demo, "admin")
     token = auth.token()
     walked, wrong = 0, []
-    for url, methods in int_rules(demo):
+    for url, methods in int_rules(demo, bad_id):
         for method in methods:
             walked += 1
             response = client.open(url, method=method, data={"csrf_token": token}, headers={"X-CSRFToken": token})
@@ -80,6 +87,18 @@ def test_huge_ids_in_query_strings_and_forms_are_left_out(demo):
     assert client.get(f"/predictions?jobs=1,{HUGE}").status_code == 200
     assert client.get(f"/jobs?ids={HUGE}").status_code == 200
     assert client.get(f"/results?study={HUGE}").status_code == 404
+
+
+@pytest.mark.parametrize("digits", ["¹", "²3", "٣", "三"])
+def test_digits_of_other_scripts_in_query_strings_are_no_ids(demo, digits):
+    assert comma_ids(f"1,{digits},2") == [1, 2] and id_list([digits]) == []
+    client, _ = signed_in(demo, "admin")
+    assert client.get(f"/predictions?jobs=1,{digits}").status_code == 200
+    assert client.get(f"/jobs?ids={digits}").status_code == 200
+    assert client.get(f"/jobs/api?ids={digits},1").status_code == 200
+    assert client.get(f"/results?study={digits}").status_code == 404
+    for path in ("/generate/compare?a=1&b={}", "/judge/runs/1/quotes?question={}", "/judge/rater/runs/1/quotes?answer={}"):
+        assert client.get(path.format(digits)).status_code in (400, 404), path
 
 
 # Styled pages and JSON
@@ -196,3 +215,24 @@ def test_a_value_the_database_refuses_is_a_400_that_says_nothing_was_saved(demo,
     assert response.status_code == 400
     assert "too long for its field or holds a character the database cannot store" in response.get_data(as_text=True)
     assert "Nothing was saved" in response.get_data(as_text=True)
+
+
+DEEP_BODIES = {"nested 100,000 deep": '{"version": ' + "[" * 100_000 + "]" * 100_000 + "}",
+               "a 5,000-digit number": '{"version": ' + "9" * 5000 + ', "study": 1, "question_id": 1}'}
+
+
+@pytest.mark.parametrize("body", DEEP_BODIES.values(), ids=DEEP_BODIES.keys())
+def test_a_json_body_no_reader_takes_is_refused_by_every_page_route_never_a_500(demo, body):
+    """Every route a signed-in browser may POST to, sent a JSON body the reader refuses (get_json(silent=True)
+    raised RecursionError past it): an answer below 500 from each."""
+    client, auth = signed_in(demo, "admin")
+    token = auth.token()
+    wrong, walked = [], 0
+    for endpoint, url, method in rules(demo):
+        if method != "POST" or endpoint in ("auth.logout", "account.end_other_sessions"):
+            continue
+        walked += 1
+        response = client.post(url, data=body, content_type="application/json", headers={"X-CSRFToken": token})
+        if response.status_code >= 500:
+            wrong.append(f"POST {url}: {response.status_code}")
+    assert walked >= 20 and not wrong, "\n".join(wrong)

@@ -232,3 +232,5 @@ def test_a_bad_proxy_setting_stops_the_app_with_its_name(app_with):
 
     with pytest.raises(ProxySettingError, match="LEVAL_TRUSTED_PROXIES: 'proxy.lab' is neither"):
         app_with(LEVAL_TRUSTED_PROXIES="10.0.0.5, proxy.lab")
+    with pytest.raises(ProxySettingError, match="LEVAL_TRUSTED_PROXIES: '¹' is neither"):  # isdigit(), not int()
+        app_with(LEVAL_TRUSTED_PROXIES="¹")

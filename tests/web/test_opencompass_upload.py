@@ -97,3 +97,23 @@ def test_a_question_removed_after_the_preview_rolls_back_the_whole_upload(app, r
     page = researcher.get(response.headers["Location"]).get_data(as_text=True)
     assert "Nothing was imported" in page and "matches no stored question of quality" in page
     assert counts(app) == (0, 0, 0)
+
+
+def test_a_dataset_file_nested_too_deep_or_with_a_huge_number_is_refused_by_name_and_nothing_is_stored(
+        app, researcher, auth, tmp_path):
+    out = tmp_path / "outputs"
+    write_dataset(out, "fine", "LEval_quality", tiny_rows())
+    deep, huge = (out / "predictions" / name / "LEval_quality.json" for name in ("deep", "huge"))
+    for path in (deep, huge):
+        path.parent.mkdir(parents=True)
+    deep.write_text('{"0": {"prediction": ' + "[" * 200_000 + "]" * 200_000 + "}}")  # answered 500
+    huge.write_text('{"0": {"prediction": "(A)",\n "gold": ' + "7" * 5000 + "}}")  # answered 500 too
+    batch = batch_id(post_upload(researcher, auth, [("oc.zip", make_zip(folder_bytes(out)))]))
+    page = researcher.get(f"/predictions/uploads/{batch}").get_data(as_text=True)
+    assert "1 importable" in page and "2 with errors" in page
+    assert ("field <code>&#34;0&#34;.prediction</code>: JSON nested deeper than 100 levels (line 1, column 120)"
+            in page)
+    assert "field <code>&#34;0&#34;.gold</code>: a number of 5,000 characters; at most 300 are read (line 2" in page
+    confirm(researcher, auth, batch)
+    with app.app_context():
+        assert list(db.session.scalars(select(System.name))) == ["fine"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import stat
 from pathlib import Path
 
 import pytest
@@ -169,6 +170,16 @@ def test_zip_with_symlink_is_refused(app, researcher, auth):
     archive = make_zip({"m1/quality.pred.jsonl": b"/etc/passwd"}, symlinks=("m1/quality.pred.jsonl",))
     page = preview_page(researcher, batch_id(post_upload(researcher, auth, [("link.zip", archive)])))
     assert "is a symbolic link" in page and staged_files(app) == []
+
+
+@pytest.mark.parametrize("mode, kind", [(stat.S_IFIFO | 0o644, "is a named pipe (FIFO)"), (stat.S_IFSOCK | 0o755,
+                                         "is a socket"), (stat.S_IFCHR | 0o600, "is a device")])
+def test_zip_with_a_member_that_is_no_regular_file_is_refused_as_a_folder_would_be(app, researcher, auth, mode, kind):
+    archive = make_zip({"m1/quality.pred.jsonl": demo_file(QUALITY, "m1"), "m1/中文.pred.jsonl": b"{}"},
+                       modes={"m1/中文.pred.jsonl": mode})
+    page = preview_page(researcher, batch_id(post_upload(researcher, auth, [("odd.zip", archive)])))
+    assert f"member &#39;m1/中文.pred.jsonl&#39; {kind}; the archive was not read" in page
+    assert staged_files(app) == []
 
 
 def test_zip_uncompressed_size_is_bounded(app, researcher, auth):

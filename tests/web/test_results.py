@@ -51,7 +51,7 @@ CURRENT_SCORES_SQL = text("""
 
 def S() -> int:
     """The study the test's data is in (the only one)."""
-    return require_study(None).id
+    return require_study().id
 
 
 def raw_scores() -> list[tuple[str, str, int, int]]:

@@ -35,7 +35,7 @@ print(json.dumps({"statuses": statuses, "loaded": [m for m in unused if m in sys
 def test_results_pages_load_no_scipy_on_their_first_request(app, tmp_path):
     with app.app_context():
         demo.load_demo()
-        study_id = require_study(None).id
+        study_id = require_study().id
         generate_scores(["ann1", "ann2"], seed=5, study_id=study_id)
         generate_metric_results(seed=6, study_id=study_id)
     out = subprocess.run(

@@ -405,7 +405,8 @@ def test_the_guard_catches_sql_built_from_strings():
 def test_busy_timeout_is_always_an_int(monkeypatch):
     from app import busy_timeout_ms
 
-    for value, expected in (("250", 250), ("1; DROP TABLE users", 15000), ("", 15000), ("-5", 15000)):
+    for value, expected in (("250", 250), ("1; DROP TABLE users", 15000), ("", 15000), ("-5", 15000), ("¹", 15000),
+                            ("٣", 15000)):
         monkeypatch.setenv("LEVAL_BUSY_TIMEOUT_MS", value)
         assert busy_timeout_ms() == expected
 

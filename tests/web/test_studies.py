@@ -205,7 +205,7 @@ def _results(app, study_id: int) -> dict:
 
 
 def _export(runner, study_id: int) -> list[dict]:
-    result = runner.invoke(args=["export", "--format", "jsonl", "--rounds", "all", "--study", str(study_id),
+    result = runner.invoke(args=["export", "--format", "jsonl", "--rounds", "all", "--study-id", str(study_id),
                                  "--out", "-"])
     assert result.exit_code == 0, result.output
     return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
@@ -478,9 +478,12 @@ def test_a_new_study_leaves_the_demo_out(demo, tmp_path):
 
 
 @pytest.mark.parametrize("field, value, message", [
-    ("name", "Bad\x00name", "A study needs a name of 1–120 characters, without control characters."),
-    ("name", "n" * 121, "A study needs a name of 1–120 characters, without control characters."),
+    ("name", "Bad\x00name", "is not allowed: a study name has 1 to 120 characters, no control characters"),
+    ("name", "n" * 121, "is not allowed: a study name has 1 to 120 characters, no control characters"),
+    ("name", "a/b", "is not allowed: a study name has 1 to 120 characters"),
     ("description", "About\x00this", "The description contains a NUL character (\\u0000)"),
+    ("overlap", "²", "Overlap must be blank (everyone) or a whole number of at least 1."),  # isdigit(): was a 500
+    ("questions", "ids:¹", "ids: takes question ids separated by commas"),
 ])
 def test_the_new_study_form_refuses_text_the_database_cannot_store(demo, field, value, message):
     staff = _staff(demo)

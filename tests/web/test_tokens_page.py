@@ -32,6 +32,9 @@ def test_bad_input_and_another_accounts_token_are_refused(app, client, auth):
     auth.login("researcher")
     refused = client.post("/account/tokens", data={"csrf_token": auth.token(), "scope": "root"})
     assert refused.status_code == 400 and "No token was made" in refused.get_data(as_text=True)
+    for days in ("¹", "²3", "٣"):  # digits to isdigit(), but not ASCII: '¹' answered 500
+        refused = client.post("/account/tokens", data={"csrf_token": auth.token(), "scope": "read", "expires_days": days})
+        assert refused.status_code == 400 and "whole number of days" in refused.get_data(as_text=True)
     others = make_token(app, "admin", "write")
     with app.app_context():
         admin_token_id = db.session.scalars(select(ApiToken.id)).one()

@@ -6,12 +6,12 @@ preview, the judge's file sources and `eval` all call this module.
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, BinaryIO, Iterator, Sequence
 
+from app.core.json_input import JsonRefused, read_json
 from app.core.text import is_valid_unicode
 from app.core.metrics.lines import MAX_LINE_BYTES, numbered_lines
 
@@ -130,8 +130,8 @@ def iter_jsonl(source: bytes | BinaryIO, name: str, *, cr_ends_lines: bool = Fal
 
     `source` is bytes or a binary file, read as a stream. A UTF-8 BOM and CRLF endings are
     accepted (`cr_ends_lines`: a lone CR ends a line too, as Python's text mode reads it). A line
-    over `max_line_bytes`, numbers of 4,300+ digits, nesting deeper than Python recurses and lone
-    surrogate escapes are errors on their line, never exceptions.
+    over `max_line_bytes`, what the JSON reader refuses (core/json_input.py: nesting, long numbers)
+    and lone surrogate escapes are errors on their line (and field), never exceptions.
     """
     for number, line in numbered_lines(source, cr_ends_lines=cr_ends_lines, max_line_bytes=max_line_bytes):
         if line is None:
@@ -147,12 +147,9 @@ def iter_jsonl(source: bytes | BinaryIO, name: str, *, cr_ends_lines: bool = Fal
             yield FileFormatError(name, f"not valid UTF-8 (byte {exc.start})", line=number)
             continue
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            yield FileFormatError(name, f"invalid JSON: {exc.msg} at column {exc.colno}", line=number)
-            continue
-        except (ValueError, RecursionError) as exc:  # an integer of 4,300+ digits; nesting deeper than Python recurses
-            yield FileFormatError(name, f"invalid JSON: {_short(exc)}", line=number)
+            data = read_json(text)
+        except JsonRefused as exc:
+            yield FileFormatError(name, f"{exc.reason} at column {exc.column}", line=number, field=exc.field)
             continue
         if not isinstance(data, dict):
             yield FileFormatError(name, f"expected a JSON object, got {type(data).__name__}", line=number)
@@ -161,12 +158,6 @@ def iter_jsonl(source: bytes | BinaryIO, name: str, *, cr_ends_lines: bool = Fal
             yield FileFormatError(name, "a \\u escape names half of a surrogate pair: not valid Unicode", line=number)
             continue
         yield Row(number, data)
-
-
-def _short(exc: Exception) -> str:
-    if isinstance(exc, RecursionError):
-        return "nested too deeply"
-    return str(exc).split(";")[0]
 
 
 def parse_jsonl(raw: bytes | BinaryIO, name: str, *, cr_ends_lines: bool = False) -> list[Row]:

@@ -18,6 +18,7 @@ from app.models import (
     QuestionView,
     Score,
     Study,
+    StudyAllocation,
     StudyAnswer,
     StudyQuestion,
     StudySystem,
@@ -44,6 +45,7 @@ class AnnotatorProgress:
     total: int
     last_activity: datetime | None
     earlier_rounds: list[RoundSummary] = field(default_factory=list)
+    documents: int = 0   # documents to read: of the questions in their share (fixed), or given so far (adaptive)
 
     @property
     def percent(self) -> float:
@@ -97,20 +99,32 @@ def annotator_progress(study: Study) -> list[AnnotatorProgress]:
     done = _done_by_round(study.id, open_ids)
     activity = _last_activity_by_round(open_ids)
     sizes = _answers_per_question(study.id)
+    given = _given_answers(study.id) if study.adaptive else {}
+    document_of = dict(db.session.execute(
+        select(StudyQuestion.question_id, Question.document_id).join(Question, Question.id == StudyQuestion.question_id)
+        .where(StudyQuestion.study_id == study.id)).all())
     rows = []
     for user in users:
         own = rounds.get(user.id, [])
         current = next((r for r in own if r.status == OPEN), None)
         assigned = assigned_questions(study, user.id)
-        total = sum(n for q, n in sizes.items() if q in assigned)
+        # An adaptive study counts the answers given to the annotator, never every answer of their questions.
+        total = given.get(user.id, 0) if study.adaptive else sum(n for q, n in sizes.items() if q in assigned)
         rows.append(AnnotatorProgress(
             user_id=user.id, username=user.username, role=user.role, active=user.active,
             round_number=current.number if current else None,
             done=done.get(current.id, 0) if current else 0, total=total,
             last_activity=activity.get(current.id) if current else None,
             earlier_rounds=[r for r in own if r.status != OPEN],
+            documents=len({document_of[q] for q in assigned if q in document_of}),
         ))
     return rows
+
+
+def _given_answers(study_id: int) -> dict[int, int]:
+    """Answers an adaptive study has given each annotator."""
+    return dict(db.session.execute(select(StudyAllocation.user_id, func.count(StudyAllocation.id))
+                                   .where(StudyAllocation.study_id == study_id).group_by(StudyAllocation.user_id)).all())
 
 
 @dataclass(frozen=True)

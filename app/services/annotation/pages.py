@@ -94,7 +94,7 @@ def load_question_page(study: Study, annotator_id: int, question_id: int) -> Que
 @dataclass(frozen=True)
 class NextQuestion:
     question_id: int | None
-    reason: str | None  # why there is none: allocation.SETTLED, BUDGET, EXHAUSTED or AHEAD (adaptive), or None
+    reason: str | None  # why there is none (adaptive): allocation.SETTLED, BUDGET, EXHAUSTED, AHEAD or NOT_NEEDED
 
 
 def next_question(study: Study, annotator_id: int) -> NextQuestion:

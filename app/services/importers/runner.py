@@ -5,6 +5,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from app.core.input_files import NotARegularFile, files_in, read_regular_file
 from app.core.metrics.files import (
     FileFormatError,
     Row,
@@ -66,13 +67,15 @@ def detect_format(row: Row) -> str:
     return "unknown"
 
 
-def find_files(path: Path) -> list[Path]:
-    """List .jsonl files under a checkout, a folder or one file, in a stable order."""
-    if path.is_file():
-        return [path]
-    if not path.exists():
-        raise FileFormatError(str(path), "no such file or folder")
-    return sorted(p for p in path.rglob("*.jsonl") if p.is_file())
+def find_files(path: Path) -> tuple[list[Path], list[NotARegularFile]]:
+    """The .jsonl files under a checkout, a folder or one file, in a stable order; and the entries so named that
+    are no regular file inside the folder (a link, a named pipe, …: core/input_files.py), each refused by name."""
+    try:
+        return files_in(path, (".jsonl",))
+    except FileNotFoundError:
+        raise FileFormatError(str(path), "no such file or folder") from None
+    except NotARegularFile as exc:
+        raise FileFormatError(str(path), exc.why) from None
 
 
 def display_name(path: Path, root: Path) -> str:
@@ -95,9 +98,22 @@ def import_path(
     report = ImportReport()
     loaded = []
     lveval: dict[str, list[tuple[str, bytes]]] = {}
-    for file in find_files(path):
+    lveval_refused: dict[str, dict] = {}  # an LV-Eval model folder with a refused file is not imported at all
+    files, refused = find_files(path)
+    for entry in refused:
+        error = FileFormatError(display_name(entry.path, path), entry.why).as_dict()
+        if is_lveval_file_name(entry.path):
+            lveval.setdefault(entry.path.parent.name, [])
+            lveval_refused.setdefault(entry.path.parent.name, error)
+        else:
+            report.files.append(FileReport(file=error["file"], format="unknown", error=error))
+    for file in files:
         name = display_name(file, path)
-        raw = file.read_bytes()
+        try:
+            raw = read_regular_file(file, follow=file == path)  # a file named directly may be a link
+        except NotARegularFile as exc:  # it changed since it was listed
+            report.files.append(FileReport(file=name, format="unknown", error=FileFormatError(name, exc.why).as_dict()))
+            continue
         if is_lveval_file_name(file):  # LV-Eval model folders are imported per model, after the L-Eval files
             lveval.setdefault(file.parent.name, []).append((name, raw))
             continue
@@ -119,6 +135,10 @@ def import_path(
     for system, payloads in lveval.items():
         if progress:
             progress(system)
+        if system in lveval_refused:
+            report.files.append(FileReport(file=f"{system}/ (LV-Eval, not imported)", format="lveval",
+                                           error=lveval_refused[system]))
+            continue
         report.files.append(import_lveval_model(system, payloads, replace=replace, uploaded_by_id=uploaded_by_id,
                                                 demo=demo))
     return report

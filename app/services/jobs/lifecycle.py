@@ -10,6 +10,7 @@ from datetime import timedelta
 from flask import current_app
 from sqlalchemy import select, update
 
+from app.core.numbers import parse_whole_number
 from app.extensions import db
 from app.models import Job
 from app.models.base import utcnow
@@ -154,13 +155,14 @@ def recover_jobs(*, at_start: bool = False) -> list[int]:
 def _local_worker_is_dead(worker_id: str | None) -> bool:
     if not worker_id or ":" not in worker_id:
         return False
-    host, _, pid = worker_id.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
+    host, _, pid_text = worker_id.rpartition(":")
+    pid = parse_whole_number(pid_text, maximum=2 ** 31 - 1)
+    if host != socket.gethostname() or not pid:
         return False
-    if int(pid) == os.getpid():
+    if pid == os.getpid():
         return False  # this process runs it, or ran it before a restart in place
     try:
-        os.kill(int(pid), 0)
+        os.kill(pid, 0)
     except ProcessLookupError:
         return True
     except PermissionError:

@@ -6,6 +6,7 @@ import json
 import math
 from typing import Any
 
+from app.core.json_input import JsonRefused, read_json
 from app.core.llm.pricing import DEFAULT_PRICES, ModelPrice, price_for
 from app.services import stored_settings
 from app.services.llm.endpoints import SettingsError
@@ -42,11 +43,9 @@ def require_price(model: str, budget_usd: float | None, prices: dict[str, ModelP
 def parse_prices(text: str) -> dict[str, ModelPrice]:
     """Parse a price table {"model": [prompt_usd_per_1M, completion_usd_per_1M]}."""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SettingsError(f"price table is not valid JSON: {exc.msg} (line {exc.lineno})") from None
-    except (ValueError, RecursionError):  # a number of 4,300+ digits, or nesting past Python's recursion limit
-        raise SettingsError("price table is not valid JSON: a number is too long or the nesting too deep") from None
+        data = read_json(text)
+    except JsonRefused as exc:
+        raise SettingsError(f"price table is not valid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise SettingsError('price table must be a JSON object: {"model": [prompt, completion]}')
     prices: dict[str, ModelPrice] = {}

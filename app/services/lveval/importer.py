@@ -5,6 +5,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.core.input_files import NotARegularFile, files_in, open_regular_file, read_regular_file
 from app.core.metrics.files import (
     FileFormatError,
     Row,
@@ -46,22 +47,34 @@ class LvevalImportReport:
         return {"models": [m.as_dict() for m in self.models]}
 
 
-def find_models(path: Path, system: str | None = None) -> dict[str, list[Path]]:
-    """LV-Eval files under `path`, by model: the folder holding them (or `system` for a single folder or file)."""
+def find_models(path: Path, system: str | None = None) -> tuple[dict[str, list[Path]], dict[str, list[dict]]]:
+    """LV-Eval files under `path`, by model: the folder holding them (or `system` for a single folder or file);
+    and by model, the errors of the entries named like its files that are no regular file inside the folder (a
+    link, a named pipe, …: core/input_files.py): such a model is not imported."""
     path = Path(path)
-    candidates = [path] if path.is_file() else sorted(p for p in path.rglob("*.jsonl") if p.is_file())
-    files = [p for p in candidates if is_lveval_file_name(p) or _starts_with_lveval_row(p)]
+    try:
+        candidates, refused = files_in(path, (".jsonl",))
+    except FileNotFoundError:
+        raise FileFormatError(str(path), "no such file or folder") from None
+    except NotARegularFile as exc:
+        raise FileFormatError(str(path), exc.why) from None
+    files = [p for p in candidates if is_lveval_file_name(p) or _starts_with_lveval_row(p, follow=p == path)]
     models: dict[str, list[Path]] = defaultdict(list)
+    problems: dict[str, list[dict]] = defaultdict(list)
     for file in files:
         models[system or file.parent.name].append(file)
-    if system and len({f.parent for f in files}) > 1:
+    for entry in refused:
+        models.setdefault(system or entry.path.parent.name, [])
+        problems[system or entry.path.parent.name].append(
+            FileFormatError(_display(entry.path, path.parent), entry.why).as_dict())
+    if system and len({f.parent for f in files} | {e.path.parent for e in refused}) > 1:
         raise FileFormatError(str(path), "holds several model folders: --system names one model's folder only")
-    return dict(models)
+    return dict(models), dict(problems)
 
 
-def _starts_with_lveval_row(path: Path) -> bool:
+def _starts_with_lveval_row(path: Path, *, follow: bool) -> bool:
     """An LV-Eval row under another file name is still LV-Eval's: import reports its name instead of skipping it."""
-    with open(path, "rb") as handle:
+    with open_regular_file(path, follow=follow) as handle:
         for line in handle:
             if line.strip():
                 first = next(iter_jsonl(line, path.name), None)
@@ -102,9 +115,17 @@ def import_models(path: Path, *, system: str | None = None, replace: bool = Fals
     """Import every model folder under `path`, each in its own transaction."""
     report = LvevalImportReport()
     root = Path(path)
-    for name, paths in find_models(root, system).items():
+    models, refused = find_models(root, system)
+    for name, paths in models.items():
         base = root.parent  # names read `<model>/<dataset>_<level>.jsonl`
-        payloads = [(_display(p, base), p.read_bytes()) for p in paths]
+        try:
+            payloads = [(_display(p, base), read_regular_file(p, follow=p == root)) for p in paths]
+        except NotARegularFile as exc:  # it changed since it was listed
+            refused.setdefault(name, []).append(FileFormatError(_display(exc.path, base), exc.why).as_dict())
+        if name in refused:
+            report.models.append(ModelReport(system=name, files=[_display(p, base) for p in paths],
+                                             errors=refused[name]))
+            continue
         report.models.append(import_payloads(name, payloads, replace=replace, uploaded_by_id=uploaded_by_id,
                                              demo=demo))
     return report

@@ -23,6 +23,8 @@ from pathlib import Path
 
 from sqlalchemy import select
 
+from app.core.input_files import NotARegularFile, read_regular_file
+from app.core.json_input import JsonRefused, read_json
 from app.core.metrics.files import LvevalRow, lveval_dataset
 from app.core.opencompass import OcFile, OcProblem, OcRow, leval_gold, lveval_gold, parse_rows
 from app.core.text import normalize_ws
@@ -37,13 +39,11 @@ from app.services.lveval.store import answers_json
 def read_file(path: Path, *, offset: int = 0) -> OcFile:
     """Parse one OpenCompass predictions file (`offset`: rows of the dataset's earlier parts)."""
     try:
-        with path.open("rb") as stream:
-            data = json.load(stream)
-    except UnicodeDecodeError:
-        return OcFile(problems=[OcProblem(None, None, "not UTF-8 text")])
-    except json.JSONDecodeError as exc:
-        return OcFile(problems=[OcProblem(None, None, f"not valid JSON (line {exc.lineno}, column {exc.colno}): "
-                                                      f"{exc.msg}")])
+        data = read_json(read_regular_file(path))
+    except JsonRefused as exc:
+        return OcFile(problems=[_refused(exc)])
+    except NotARegularFile as exc:
+        return OcFile(problems=[OcProblem(None, None, exc.why)])
     result = parse_rows(data, offset=offset)
     if isinstance(data, dict):
         for key, item in data.items():
@@ -52,6 +52,13 @@ def read_file(path: Path, *, offset: int = 0) -> OcFile:
                 result.problems.append(OcProblem(key, bad[0], bad[1]))
                 result.rows = [row for row in result.rows if row.key != key]
     return result
+
+
+def _refused(exc: JsonRefused) -> OcProblem:
+    """The reader's refusal as a problem of the file: at its row's key and field when it is inside one."""
+    where = f" (line {exc.line}, column {exc.column})" if exc.line is not None else ""
+    key, field_ = (list(map(str, exc.path[:2])) + [None, None])[:2]
+    return OcProblem(key, field_, f"{exc.reason}{where}")
 
 
 @dataclass

@@ -2,10 +2,11 @@
 
 A study is open to every account (everyone_may_score) or to the accounts it lists; a study that
 lists nobody and is not open to everyone is open to nobody. With no overlap set, every annotator
-of the study scores every answer. With overlap k, each question (so each of its answers) goes to k
-of the study's annotators, spreading the answers evenly; ties go to a random annotator, so nobody
-can tell from the plan whose questions are whose. Rebalancing keeps every assignment that already
-has scores.
+of the study scores every answer. With overlap k, each **document**, with all its questions, goes to k
+of the study's annotators (core/allocation/sharing.py: reading is the cost, so k readings a document),
+balancing the words each reads; ties go by the study's secret seed, so nobody can tell from the plan
+whose documents are whose. Rebalancing (an annotator added or removed) moves whole documents and keeps
+every annotator on every question they already scored.
 
 An adaptive study (allocation "adaptive") gives no question in advance: services/studies/allocation.py
 gives each annotator, on request, a document's questions and on each only some of its answers;
@@ -17,17 +18,21 @@ same question.
 """
 from __future__ import annotations
 
+import random
 import secrets
 from collections import defaultdict
 
 from sqlalchemy import ColumnElement, and_, delete, exists, func, or_, select
 from sqlalchemy.orm import aliased
 
+from app.core.allocation import reading_load, share_documents
 from app.extensions import db
 from app.models import (
     COUNTED,
     AnnotationRound,
     Answer,
+    Document,
+    Question,
     Score,
     Study,
     StudyAnnotator,
@@ -37,7 +42,7 @@ from app.models import (
     StudyQuestion,
     User,
 )
-from app.services.studies.membership import ON_PAGE
+from app.services.studies.membership import SHOWN
 
 OPEN = "open"
 ADAPTIVE = "adaptive"
@@ -107,13 +112,6 @@ def assigned_questions(study: Study, user_id: int) -> set[int]:
         StudyQuestion.study_id == study.id, in_share(study.id, user_id, StudyQuestion.question_id))))
 
 
-def _answers_per_question(study_id: int) -> dict[int, int]:
-    return dict(db.session.execute(
-        select(StudyAnswer.question_id, func.count(StudyAnswer.id))
-        .where(StudyAnswer.study_id == study_id, ON_PAGE).group_by(StudyAnswer.question_id)
-    ).all())
-
-
 def _scored_pairs(study_id: int) -> set[tuple[int, int]]:
     """(annotator, question) pairs with at least one score in the study."""
     return set(db.session.execute(
@@ -123,11 +121,37 @@ def _scored_pairs(study_id: int) -> set[tuple[int, int]]:
     ).all())
 
 
-def rebalance(study: Study) -> dict[int, int]:
-    """Give each question to `overlap` annotators, evenly by answers; return {annotator id: answers}.
+def study_documents(study_id: int) -> dict[int, list[int]]:
+    """{document: its questions in the study, in the study's order}, documents in the order of their first question."""
+    documents: dict[int, list[int]] = {}
+    for question_id, document_id in db.session.execute(
+        select(StudyQuestion.question_id, Question.document_id).join(Question, Question.id == StudyQuestion.question_id)
+        .where(StudyQuestion.study_id == study_id).order_by(StudyQuestion.position)
+    ):
+        documents.setdefault(document_id, []).append(question_id)
+    return documents
 
-    An adaptive study's questions are given one request at a time (allocation.py): nothing to share out.
+
+def reading_loads(document_ids) -> dict[int, float]:
+    """Each document's reading load (words, CJK characters at their reading rate)."""
+    return {d: reading_load(words, chars) for d, words, chars in db.session.execute(
+        select(Document.id, Document.word_count, Document.char_count).where(Document.id.in_(list(document_ids))))}
+
+
+def study_rng(study: Study) -> random.Random:
+    """The study's own random choices, from its secret seed (drawn once if a study has none yet)."""
+    if not study.allocation_seed:
+        study.allocation_seed = secrets.token_hex(16)
+    return random.Random(study.allocation_seed)
+
+
+def rebalance(study: Study) -> dict[int, int]:
+    """Give each document, with all its questions, to `overlap` annotators balanced by reading; return
+    {annotator id: documents}. Annotators keep every question they scored (and, up to k of them, its document).
+
+    An adaptive study's documents are given one request at a time (allocation.py): nothing to share out.
     """
+    study.shared_by_document = True
     if study.allocation == ADAPTIVE:
         return {}
     if study.overlap is None:
@@ -137,33 +161,33 @@ def rebalance(study: Study) -> dict[int, int]:
     if len(people) < study.overlap:
         raise AssignmentError(f"overlap {study.overlap} needs at least {study.overlap} annotators in the study; "
                               f"it has {len(people)}")
-    sizes = _answers_per_question(study.id)
+    documents = study_documents(study.id)
+    document_of = {q: d for d, questions in documents.items() for q in questions}
     scored = _scored_pairs(study.id)
-    current: dict[int, set[int]] = defaultdict(set)
-    for user_id, question_id in db.session.execute(select(StudyAssignment.user_id, StudyAssignment.question_id)
-                                                   .where(StudyAssignment.study_id == study.id)):
-        current[question_id].add(user_id)
-    load: dict[int, int] = dict.fromkeys(people, 0)
-    plan: dict[int, set[int]] = {}
-    # Questions with work already done keep those annotators first.
-    for question_id in sorted(sizes, key=lambda q: (-sum((u, q) in scored for u in people), q)):
-        keep = sorted((u for u in current[question_id] if u in load and (u, question_id) in scored),
-                      key=lambda u: load[u])
-        keep += sorted((u for u in current[question_id] if u in load and u not in keep), key=lambda u: load[u])
-        chosen = keep[: study.overlap]
-        order = list(people)
-        secrets.SystemRandom().shuffle(order)  # ties broken at random
-        for user_id in sorted(order, key=lambda u: load[u]):
-            if len(chosen) >= study.overlap:
-                break
-            if user_id not in chosen:
-                chosen.append(user_id)
-        plan[question_id] = set(chosen)
-        for user_id in chosen:
-            load[user_id] += sizes[question_id]
+    work: dict[int, dict[int, int]] = defaultdict(lambda: defaultdict(int))  # document -> annotator -> scored
+    for user_id, question_id in scored:
+        if question_id in document_of and user_id in people:
+            work[document_of[question_id]][user_id] += 1
+    keep = {d: sorted(by_user, key=lambda u: (-by_user[u], u)) for d, by_user in work.items()}
+    plan = share_documents(reading_loads(documents), people, study.overlap, study_rng(study), keep)
+    rows = {(user_id, question_id) for document, users in plan.items() for user_id in users
+            for question_id in documents[document]}
+    rows |= {(u, q) for u, q in scored if q in document_of and u in people}  # nothing scored moves
     db.session.execute(delete(StudyAssignment).where(StudyAssignment.study_id == study.id))
-    for question_id, users in sorted(plan.items()):
-        for user_id in sorted(users):
-            db.session.add(StudyAssignment(study_id=study.id, user_id=user_id, question_id=question_id))
+    for user_id, question_id in sorted(rows):
+        db.session.add(StudyAssignment(study_id=study.id, user_id=user_id, question_id=question_id))
     db.session.flush()
+    load: dict[int, int] = dict.fromkeys(people, 0)
+    for users in plan.values():
+        for user_id in users:
+            load[user_id] += 1
     return load
+
+
+def share_out_migrated() -> list[str]:
+    """Share out by document every fixed study shared by question before the upgrade; return their names."""
+    names = []
+    for study in db.session.scalars(select(Study).where(Study.shared_by_document.is_(False))):
+        rebalance(study)
+        names.append(study.name)
+    return names

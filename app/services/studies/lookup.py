@@ -1,4 +1,10 @@
-"""Finding studies: by id or name, the default one, and the ones an account scores in."""
+"""Finding studies: by id or by name, the default one, and the ones an account scores in.
+
+A study is addressed by its id or by its name as the caller says, never as the text looks: the API's
+paths and the pages take ids (`/api/v1/studies/{id}`, `?study=<id>`), names are asked for by name
+(`GET /api/v1/studies?name=`, `--study NAME`, a new study's name), so a study named "1" is the study
+named "1" and never the one whose id is 1.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,7 +23,7 @@ from app.models import (
     StudySystem,
     User,
 )
-from app.models.ids import is_db_id
+from app.models.ids import MAX_DB_ID
 from app.services.studies.assignment import scores_in
 from app.services.studies.membership import SHOWN
 
@@ -26,16 +32,18 @@ class NoStudy(LookupError):
     """The study asked for does not exist, or none was named where several could be meant."""
 
 
-def find_study(reference: str | int | None) -> Study | None:
-    """A study by id (digits) or exact name (case-insensitive); None when there is none."""
-    if reference is None or reference == "":
+def find_study(*, study_id: int | None = None, name: str | None = None) -> Study | None:
+    """The study with this id, or with this name (case-insensitive, as names are unique), whichever the caller
+    gives; None when there is none. The one resolver of the API, the pages, the commands and new names."""
+    if (study_id is None) == (name is None):
+        raise TypeError("find_study takes either study_id or name")
+    if study_id is not None:
+        return db.session.get(Study, study_id) if 0 <= study_id <= MAX_DB_ID else None
+    name = name.strip()
+    if not name:
         return None
-    text = str(reference).strip()
-    if is_db_id(text):
-        found = db.session.get(Study, int(text))
-        if found is not None:
-            return found
-    return db.session.scalars(select(Study).where(func.lower(Study.name) == text.lower())).first()
+    return db.session.scalars(select(Study).where(func.lower(Study.name) == func.lower(name))
+                              .order_by(Study.id)).first()
 
 
 def all_studies() -> list[Study]:
@@ -51,12 +59,12 @@ def default_study() -> Study | None:
     return studies[0] if len(studies) == 1 else None
 
 
-def require_study(reference: str | int | None) -> Study:
-    """The named study, or the default one; NoStudy says what to name when it cannot tell."""
-    if reference not in (None, ""):
-        study = find_study(reference)
+def require_study(*, study_id: int | None = None, name: str | None = None) -> Study:
+    """The study with this id or name, or (given neither) the default one; NoStudy says what to name."""
+    if study_id is not None or name:
+        study = find_study(study_id=study_id) if study_id is not None else find_study(name=name)
         if study is None:
-            raise NoStudy(f"no study named {reference!r}")
+            raise NoStudy(f"no study with id {study_id}" if study_id is not None else f"no study named {name!r}")
         return study
     study = default_study()
     if study is None:

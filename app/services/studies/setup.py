@@ -1,7 +1,7 @@
 """Creating and editing studies: questions, systems, references, annotators, overlap and status."""
 from __future__ import annotations
 
-import re
+import secrets
 from dataclasses import dataclass, field
 
 from sqlalchemy import delete, func, select
@@ -25,18 +25,21 @@ from app.models.corpus import REFERENCE_KINDS
 from app.models.studies import ALLOCATIONS, REFERENCE_POLICIES, STUDY_STATUSES
 from app.services import question_sets as sets
 from app.services.demo_scope import questions_are_demo
-from app.services.input_rules import column_length, text_problem
+from app.services.input_rules import study_name_problem, text_problem
 from app.services.question_sets import subset_questions  # noqa: F401  (re-exported: callers create the demo study with it)
 from app.services.studies import assignment, references, twins
 from app.services.studies.answers import pin_latest
+from app.services.studies.lookup import find_study
 
-NAME_MAX = column_length(Study.name)
-NAME_RE = re.compile(rf"^[^\x00-\x1f\x7f]{{1,{NAME_MAX}}}$")
 TRANSITIONS = {"draft": ("open",), "open": ("closed",), "closed": ("open",)}
 
 
 class StudyError(ValueError):
-    """A study request that cannot be honoured; the message says why."""
+    """A study request that cannot be honoured; the message says why, and `field` names the field when one is at fault."""
+
+    def __init__(self, message: str, *, field: str | None = None):
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass
@@ -61,6 +64,10 @@ class StudySpec:
     tie_margin: float | None = None
     # Identical answers of one question shown once, the score recorded for each system (services/studies/twins.py).
     merge_identical: bool = True
+    # Adaptive: documents every annotator reads first (None: 1), the start window in hours, a cap per annotator.
+    calibration_documents: int | None = None
+    start_window_hours: float | None = None
+    max_documents_per_annotator: int | None = None
 
 
 def answering_systems(question_ids: list[int]) -> list[int]:
@@ -76,11 +83,12 @@ def answering_systems(question_ids: list[int]) -> list[int]:
 
 def _check_name(name: str, study_id: int | None = None) -> str:
     name = (name or "").strip()
-    if not NAME_RE.match(name):
-        raise StudyError(f"A study needs a name of 1–{NAME_MAX} characters, without control characters.")
-    taken = db.session.scalar(select(Study.id).where(func.lower(Study.name) == name.lower()))
-    if taken is not None and taken != study_id:
-        raise StudyError(f"A study named '{name}' already exists.")
+    problem = study_name_problem(name)
+    if problem:
+        raise StudyError(f"{problem[0].upper()}{problem[1:]}.", field="name")
+    taken = find_study(name=name)
+    if taken is not None and taken.id != study_id:
+        raise StudyError(f"A study named '{name}' already exists.", field="name")
     return name
 
 
@@ -121,11 +129,12 @@ def _check_overlap(overlap: int | None, annotator_ids: list[int] | None) -> None
 def _check_allocation(spec: StudySpec) -> None:
     if spec.allocation not in ALLOCATIONS:
         raise StudyError(f"Allocation must be one of {', '.join(ALLOCATIONS)}.")
-    budget = (spec.budget_documents, spec.budget_answers, spec.budget_hours, spec.min_per_answer, spec.tie_margin)
+    budget = (spec.budget_documents, spec.budget_answers, spec.budget_hours, spec.min_per_answer, spec.tie_margin,
+              spec.calibration_documents, spec.start_window_hours, spec.max_documents_per_annotator)
     if spec.allocation == "fixed":
         if any(value is not None for value in budget):
-            raise StudyError("A budget, a minimum per answer and a tie margin belong to an adaptive study "
-                             "(allocation adaptive).")
+            raise StudyError("A budget, a minimum per answer, a tie margin, calibration documents, a start window "
+                             "and a cap per annotator belong to an adaptive study (allocation adaptive).")
         return
     if spec.overlap is not None:
         raise StudyError("An adaptive study chooses how many annotators score each answer: leave the overlap out "
@@ -133,10 +142,14 @@ def _check_allocation(spec: StudySpec) -> None:
     if spec.budget_documents is None and spec.budget_answers is None and spec.budget_hours is None:
         raise StudyError("An adaptive study needs a budget: documents read, answers scored or annotator-hours.")
     for name, value in (("budget of documents", spec.budget_documents), ("budget of answers", spec.budget_answers),
-                        ("minimum per answer", spec.min_per_answer)):
+                        ("minimum per answer", spec.min_per_answer),
+                        ("cap of documents per annotator", spec.max_documents_per_annotator)):
         if value is not None and value < 1:
             raise StudyError(f"The {name} must be at least 1.")
-    for name, value in (("budget of hours", spec.budget_hours), ("tie margin", spec.tie_margin)):
+    if spec.calibration_documents is not None and spec.calibration_documents not in (1, 2):
+        raise StudyError("The calibration documents must be 1 or 2.")
+    for name, value in (("budget of hours", spec.budget_hours), ("tie margin", spec.tie_margin),
+                        ("start window", spec.start_window_hours)):
         if value is not None and not (value > 0 and value < 1e6):
             raise StudyError(f"The {name} must be a positive number.")
 
@@ -171,8 +184,10 @@ def create_study(spec: StudySpec, *, by_user_id: int | None = None) -> Study:
                   is_demo=spec.is_demo or over_demo, everyone_may_score=annotators is None, created_by_id=by_user_id,
                   allocation=spec.allocation, budget_documents=spec.budget_documents,
                   budget_answers=spec.budget_answers, budget_hours=spec.budget_hours,
-                  min_per_answer=spec.min_per_answer, tie_margin=spec.tie_margin,
-                  merge_identical=spec.merge_identical and spec.allocation != "adaptive")
+                  min_per_answer=spec.min_per_answer, tie_margin=spec.tie_margin, allocation_seed=secrets.token_hex(16),
+                  calibration_documents=spec.calibration_documents, start_window_hours=spec.start_window_hours,
+                  max_documents_per_annotator=spec.max_documents_per_annotator, included_annotators=[],
+                  shared_by_document=True, merge_identical=spec.merge_identical and spec.allocation != "adaptive")
     db.session.add(study)
     db.session.flush()
     for position, question_id in enumerate(questions):
@@ -290,6 +305,52 @@ def set_status(study: Study, status: str) -> None:
     if status == "open" and not study.references_checked:
         references.refresh(study)
     study.status = status
+
+
+@dataclass(frozen=True)
+class SystemChoice:
+    id: int
+    name: str
+    predictions: int
+
+
+def system_choices() -> list[SystemChoice]:
+    """Every system with answers, for the new-study form's checkboxes (by name)."""
+    return [SystemChoice(*row) for row in db.session.execute(
+        select(System.id, System.name, func.count(Prediction.id)).join(Prediction, Prediction.system_id == System.id)
+        .group_by(System.id, System.name).order_by(System.name))]
+
+
+def chosen_systems(checked: list[int], question_ids: list[int]) -> list[int]:
+    """The checked systems that answer these questions; none of them is refused by name."""
+    answering = set(answering_systems(question_ids))
+    chosen = [s for s in dict.fromkeys(checked) if s in answering]
+    if not chosen:
+        raise StudyError("Systems: check at least one system that answers these questions. Nothing was created.")
+    return chosen
+
+
+@dataclass(frozen=True)
+class ReadingPlan:
+    """What reading a question set costs, for the new-study form: fixed k = 3's readings, and what an adaptive
+    study's most reliable annotator would read after calibration (the readings a cap can move to others)."""
+    documents: int
+    fixed_k3: int
+    beyond_calibration: int
+
+    @property
+    def cap_cost_share(self) -> str:
+        return f"{self.beyond_calibration / self.fixed_k3:.0%}" if self.fixed_k3 else "0%"
+
+
+def reading_plan(choice: str) -> ReadingPlan | None:
+    try:
+        questions = questions_for(choice)
+    except StudyError:
+        return None
+    documents = db.session.scalar(select(func.count(func.distinct(Question.document_id)))
+                                  .where(Question.id.in_(questions))) or 0
+    return ReadingPlan(documents, 3 * documents, max(documents - 1, 0)) if documents else None
 
 
 def active_users() -> list[User]:

@@ -1,8 +1,9 @@
 """Turn uploaded files into named `.jsonl` payloads on disk: plain files as they are, zips read defensively.
 
-A zip is refused whole when any member has an absolute or `..` path, is a symlink or is
-encrypted, or when its members or their uncompressed bytes exceed the configured caps.
-Sizes are counted while reading, so a forged header cannot hide a zip bomb. Every payload is
+A zip is refused whole when any member has an absolute or `..` path, is a symlink (or a named pipe, a
+socket or a device: only regular files are read, as from folders: core/input_files.py) or is
+encrypted, or when its members or their uncompressed bytes exceed the configured caps. Sizes are
+counted while reading, so a forged header cannot hide a zip bomb. Every payload is
 copied chunk by chunk into a spool file (hashed on the way), so no upload or member is ever
 held in memory whole.
 """
@@ -12,13 +13,13 @@ import hashlib
 import lzma
 import re
 import secrets
-import stat
 import zipfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
+from app.core.input_files import special_file_kind
 from app.core.opencompass import is_opencompass_file
 
 ACCEPTED_SUFFIXES = (".jsonl", ".zip")
@@ -152,9 +153,9 @@ def _check_member(name: str, info: zipfile.ZipInfo, path: str) -> None:
     parts = [part for part in path.split("/") if part]
     if path.startswith("/") or _DRIVE_RE.match(path) or ".." in parts or not parts:
         raise UploadRejected(f"{name}: member {path!r} has an unsafe path (absolute or '..'); the archive was not read")
-    mode = info.external_attr >> 16
-    if stat.S_ISLNK(mode):
-        raise UploadRejected(f"{name}: member {path!r} is a symbolic link; the archive was not read")
+    kind = special_file_kind(info.external_attr >> 16)  # the Unix mode a zip may record (0: none)
+    if kind is not None and kind != "a folder":
+        raise UploadRejected(f"{name}: member {path!r} is {kind}; the archive was not read")
     if info.flag_bits & 0x1:
         raise UploadRejected(f"{name}: member {path!r} is encrypted; the archive was not read")
 

@@ -5,6 +5,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.core.input_files import NotARegularFile, files_in, open_regular_file
 from app.core.metrics.files import FileFormatError
 from app.core.opencompass import is_opencompass_file
 from app.extensions import db
@@ -35,36 +36,54 @@ class FolderImport:
 
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as stream:
+    with open_regular_file(path) as stream:
         while chunk := stream.read(READ_CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
 
 
-def find_opencompass_files(root: Path, models: tuple[str, ...] = ()) -> tuple[dict[str, Path], list[str]]:
+def find_opencompass_files(root: Path, models: tuple[str, ...] = ()
+                           ) -> tuple[dict[str, Path], list[str], dict[str, str]]:
     """{display name: path} of the L-Eval/LV-Eval files under root (a work dir, its predictions/ or a model folder),
-    and the other .json files, which are ignored. Names start at the model folder's parent, so they name the model."""
-    if not root.exists():
-        raise FileFormatError(str(root), "no such file or folder")
+    the other .json files, which are ignored, and {display name: why} of the entries named like a dataset file
+    that are no regular file inside the folder (a link, a named pipe, …: core/input_files.py), which are refused.
+    Names start at the model folder's parent, so they name the model."""
+    try:
+        paths, refused = files_in(root, (".json",))
+    except FileNotFoundError:
+        raise FileFormatError(str(root), "no such file or folder") from None
+    except NotARegularFile as exc:
+        raise FileFormatError(str(root), exc.why) from None
     base = root.parent if root.is_dir() else root.parent.parent  # one file: keep its model folder in the name
-    files, ignored = {}, []
-    for path in sorted(root.rglob("*.json") if root.is_dir() else [root]):
+    files, ignored, bad = {}, [], {}
+    for path, why in [(p, None) for p in paths] + [(e.path, e.why) for e in refused]:
         name = path.relative_to(base).as_posix()
         if not is_opencompass_file(name):
             ignored.append(name)
-        elif not models or path.parent.name in models:
-            files[name] = path
-    return files, ignored
+        elif models and path.parent.name not in models:
+            continue
+        elif why is not None:
+            bad[name] = why
+        else:
+            files[name] = path.resolve() if path == root else path  # a file named directly may be a link
+    return files, sorted(ignored), bad
 
 
 def import_opencompass_folder(root: Path, *, models: tuple[str, ...] = (), replace: bool = False,
                               skip_invalid: bool = False, user_id: int | None = None) -> FolderImport:
     """Preview every file; import the valid ones in one transaction when none has errors (or `skip_invalid`)."""
-    files, ignored = find_opencompass_files(root, models)
+    files, ignored, refused = find_opencompass_files(root, models)
     result = FolderImport(ignored=ignored)
-    for name, path in files.items():
-        preview = FilePreview(name=name, sha256=_sha256(path), size=path.stat().st_size)
+    for name in sorted({*files, *refused}):
+        preview = FilePreview(name=name, sha256="", size=0)
+        if name not in refused:
+            try:
+                preview.sha256, preview.size = _sha256(files[name]), files[name].stat().st_size
+            except NotARegularFile as exc:  # it changed since it was listed
+                refused[name] = exc.why
         preview_opencompass_file(preview)
+        if name in refused:
+            preview.add_error(refused[name])
         result.previews.append(preview)
     seen = {p.system for p in result.previews}
     for model in models:

@@ -66,7 +66,7 @@ def judge_run():
 def rater_run():
     """A pointwise rater run over a study's answers (Judge → Rater page), or its dry-run estimate."""
     body: RaterRunIn = request.context.json
-    study = find_study(body.study) or abort(404, description=f"no study {body.study!r}")
+    study = find_study(study_id=body.study) or abort(404, description=f"no study with id {body.study}")
     run = RaterSpec(study.id, (body.rater_model or load_settings().model or "").strip(),
                     body.prompt_id or current_rater_prompt(body.profile).id, body.temperature, body.profile,
                     body.max_quotes, body.context_tokens, body.json_schema)

@@ -12,6 +12,7 @@ from app.core.evidence import (
     MAX_QUOTES,
     REPLY_TOKENS,
 )
+from app.models.ids import MAX_DB_ID
 
 Item = TypeVar("Item")
 PROFILE = Literal["official", "fixed"]
@@ -115,9 +116,15 @@ class LeaderboardOut(Open):
 # -- studies and results -----------------------------------------------------------------------------------
 
 
+class StudiesQuery(PageQuery):
+    name: str | None = Field(None, min_length=1, max_length=120,
+                             description="Only the study with this name (case-insensitive): how a script finds a study's id")
+
+
 class StudyCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str = Field(min_length=1, max_length=120)
+    name: str = Field(min_length=1, max_length=120, description="Unique (case-insensitive); 1 to 120 characters, "
+                      "no control, invisible or text-direction characters, no / or \\, not only dots")
     description: str = Field("", max_length=5000)
     questions: str = Field("human_eval", max_length=120, description="A question set's name")
     references: list[str] = Field(default_factory=list, max_length=10)
@@ -187,7 +194,7 @@ class JudgeRunIn(RunIn, EvidenceOptionsIn):
 
 
 class RaterRunIn(RunIn, EvidenceOptionsIn):
-    study: str = Field(min_length=1, max_length=120, description="The study's name (or id)")
+    study: int = Field(ge=1, le=MAX_DB_ID, description="The study's id (`GET /api/v1/studies?name=…` finds it by name)")
     rater_model: str | None = Field(None, min_length=1, max_length=120, description="Default: the judge settings'")
     profile: Literal["reference", "evidence"] = "reference"
     prompt_id: int | None = Field(None, ge=1, le=2**31, description="Default: the newest version of the profile's prompt")

@@ -16,6 +16,7 @@ from spectree.models import SecureType, SecuritySchemeData
 
 from app.core.version import __version__
 from app.web.api.schemas import ErrorBody, FieldError
+from app.web.json_bodies import refusal
 
 # Every answer may be one of these errors (JSON {"error", "status", …}).
 COMMON_ERRORS = ("HTTP_400", "HTTP_401", "HTTP_403", "HTTP_429", "HTTP_503")
@@ -23,13 +24,22 @@ JSON_BODY, FORM_BODY = "application/json", "multipart/form-data"
 
 
 def _validation_failed(req, resp, error, instance, model_adapter) -> None:
-    """Rewrite pydantic's 422 into the API's error shape: {"error", "status", "errors": [{file, line, field, message}]}."""
+    """Rewrite pydantic's 422 into the API's error shape: {"error", "status", "errors": [{file, line, field, message}]}.
+
+    A body the JSON reader refused reached pydantic as {} (spectree reads it with get_json(silent=True)): the
+    422 says why it was refused, and where, instead of listing the fields {} lacks."""
     if error is None or resp is None:
         return
-    errors = [FieldError(field=".".join(str(part) for part in item.get("loc", ())) or None,
-                         message=item.get("msg", "invalid")).model_dump()
-              for item in model_adapter.validation_errors(error)]
-    resp.set_data(json.dumps({"error": "the request is not valid", "status": 422, "errors": errors}))
+    refused = refusal()
+    if refused is not None:
+        message = "the body is not JSON the API reads"
+        errors = [FieldError(field=refused.field, line=refused.line, message=str(refused)).model_dump()]
+    else:
+        message = "the request is not valid"
+        errors = [FieldError(field=".".join(str(part) for part in item.get("loc", ())) or None,
+                             message=item.get("msg", "invalid")).model_dump()
+                  for item in model_adapter.validation_errors(error)]
+    resp.set_data(json.dumps({"error": message, "status": 422, "errors": errors}))
     resp.mimetype = "application/json"
 
 

@@ -1,4 +1,8 @@
-"""API: studies (list, create, open, close, progress, export) and their results."""
+"""API: studies (list, create, open, close, progress, export) and their results.
+
+Paths address a study by its id (`/studies/{id}`: only ASCII digits match); a script that knows a name asks
+`GET /studies?name=…`, so a study named "1" is never taken for the one whose id is 1.
+"""
 from __future__ import annotations
 
 from flask import abort, request
@@ -18,9 +22,11 @@ from app.web.api.schemas import (
     AnnotatorProgressOut,
     ErrorBody,
     ExportQuery,
+    FieldError,
     Open,
     Page,
     PageQuery,
+    StudiesQuery,
     StudyCreate,
     StudyDetail,
     StudyOut,
@@ -28,11 +34,11 @@ from app.web.api.schemas import (
 from app.web.api.spec import responses, spec
 from app.web.downloads import attachment
 
-NAME_PATH = {"name": "The study's name (or id)"}
+ID_PATH = {"study_id": "The study's id (`GET /api/v1/studies?name=…` finds a study by its name)"}
 
 
-def _study(name: str) -> Study:
-    return find_study(name) or abort(404, description=f"no study {name!r}")
+def _study(study_id: int) -> Study:
+    return find_study(study_id=study_id) or abort(404, description=f"no study with id {study_id}")
 
 
 def _out(row) -> StudyOut:
@@ -52,11 +58,15 @@ def _detail(study: Study) -> StudyDetail:
 
 @bp.get("/studies")
 @access(write=False)
-@spec.validate(query=PageQuery, resp=responses(HTTP_200=Page[StudyOut]), tags=["studies"])
+@spec.validate(query=StudiesQuery, resp=responses(HTTP_200=Page[StudyOut]), tags=["studies"])
 def studies():
-    """Every study with its sizes."""
-    rows = [_out(row) for row in study_rows()]
-    return page_of(rows, request.context.query)
+    """Every study with its sizes, or (`?name=`) the one with that name (case-insensitive), if any."""
+    query: StudiesQuery = request.context.query
+    rows = study_rows()
+    if query.name is not None:
+        named = find_study(name=query.name)
+        rows = [row for row in rows if named is not None and row.study.id == named.id]
+    return page_of([_out(row) for row in rows], query)
 
 
 @bp.post("/studies")
@@ -76,22 +86,24 @@ def create_study():
         study = setup.create_study(spec_, by_user_id=caller().id)
     except (setup.StudyError, AccountError) as exc:
         db.session.rollback()
-        status = 409 if find_study(body.name) is not None else 422
-        return ErrorBody(error=str(exc), status=status), status
+        status = 409 if find_study(name=body.name) is not None else 422
+        field = getattr(exc, "field", None)
+        errors = [FieldError(field=field, message=str(exc))] if field else None
+        return ErrorBody(error=str(exc), status=status, errors=errors), status
     return _detail(study), 201
 
 
-@bp.get("/studies/<name>")
+@bp.get("/studies/<int:study_id>")
 @access(write=False)
 @spec.validate(resp=responses(HTTP_200=StudyDetail, HTTP_404=ErrorBody), tags=["studies"],
-               path_parameter_descriptions=NAME_PATH)
-def study(name: str):
+               path_parameter_descriptions=ID_PATH)
+def study(study_id: int):
     """A study's sizes and each annotator's progress."""
-    return _detail(_study(name))
+    return _detail(_study(study_id))
 
 
-def _set_status(name: str, status: str):
-    study = _study(name)
+def _set_status(study_id: int, status: str):
+    study = _study(study_id)
     try:
         setup.set_status(study, status)
         db.session.commit()
@@ -101,31 +113,31 @@ def _set_status(name: str, status: str):
     return _detail(study)
 
 
-@bp.post("/studies/<name>/open")
+@bp.post("/studies/<int:study_id>/open")
 @access(write=True)
 @spec.validate(resp=responses(HTTP_200=StudyDetail, HTTP_404=ErrorBody, HTTP_409=ErrorBody), tags=["studies"],
-               path_parameter_descriptions=NAME_PATH)
-def open_study(name: str):
+               path_parameter_descriptions=ID_PATH)
+def open_study(study_id: int):
     """Open the study to its annotators (a draft or a closed study)."""
-    return _set_status(name, "open")
+    return _set_status(study_id, "open")
 
 
-@bp.post("/studies/<name>/close")
+@bp.post("/studies/<int:study_id>/close")
 @access(write=True)
 @spec.validate(resp=responses(HTTP_200=StudyDetail, HTTP_404=ErrorBody, HTTP_409=ErrorBody), tags=["studies"],
-               path_parameter_descriptions=NAME_PATH)
-def close_study(name: str):
+               path_parameter_descriptions=ID_PATH)
+def close_study(study_id: int):
     """Close the study: annotators no longer see it."""
-    return _set_status(name, "closed")
+    return _set_status(study_id, "closed")
 
 
-@bp.get("/studies/<name>/export")
+@bp.get("/studies/<int:study_id>/export")
 @access(write=False)
 @spec.validate(query=ExportQuery, resp=responses(HTTP_200=None, HTTP_404=ErrorBody), tags=["studies"],
-               path_parameter_descriptions=NAME_PATH)
-def export(name: str):
+               path_parameter_descriptions=ID_PATH)
+def export(study_id: int):
     """The study's scores as JSON lines or CSV, or its results JSON (the Results page's exports)."""
-    study = _study(name)
+    study = _study(study_id)
     query: ExportQuery = request.context.query
     if query.format == "results":
         return attachment(results_text(full_results(study.id)), f"{study.name}-results.json", "json")
@@ -134,19 +146,19 @@ def export(name: str):
     return attachment(text, f"{study.name}-scores-{query.rounds}.{query.format}", query.format)
 
 
-@bp.get("/results/<name>")
+@bp.get("/results/<int:study_id>")
 @access(write=False)
 @spec.validate(resp=responses(HTTP_200=Open, HTTP_404=ErrorBody), tags=["results"],
-               path_parameter_descriptions=NAME_PATH)
-def results(name: str):
+               path_parameter_descriptions=ID_PATH)
+def results(study_id: int):
     """Human scores, metrics against humans (τ) and agreement (α): the `results` export, as JSON."""
-    return Open(**full_results(_study(name).id))
+    return Open(**full_results(_study(study_id).id))
 
 
-@bp.get("/results/<name>/scores")
+@bp.get("/results/<int:study_id>/scores")
 @access(write=False)
 @spec.validate(query=PageQuery, resp=responses(HTTP_200=Page[Open], HTTP_404=ErrorBody), tags=["results"],
-               path_parameter_descriptions=NAME_PATH)
-def scores(name: str):
+               path_parameter_descriptions=ID_PATH)
+def scores(study_id: int):
     """The study's human scores, one row per score (every round), as the scores export has them."""
-    return page_of([Open(**row) for row in score_rows(_study(name).id, "all")], request.context.query)
+    return page_of([Open(**row) for row in score_rows(_study(study_id).id, "all")], request.context.query)

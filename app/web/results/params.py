@@ -5,6 +5,7 @@ from flask import abort, request
 
 from app.core.metrics.profiles import PROFILES
 from app.models import Study
+from app.models.ids import parse_db_id
 from app.services.results import VIEWS
 from app.services.studies.lookup import default_study, find_study
 
@@ -14,12 +15,13 @@ class ChooseStudy(Exception):
 
 
 def study_arg() -> Study:
-    """Return ?study= (id or name), or the only open study; 404 for an unknown one."""
+    """Return ?study=<id>, or the only open study; 404 for an unknown one (a name is no id: the pages link by id)."""
     reference = request.args.get("study", "")
     if reference:
-        study = find_study(reference)
+        study_id = parse_db_id(reference)
+        study = find_study(study_id=study_id) if study_id is not None else None
         if study is None:
-            abort(404, description=f"no study {reference!r}")
+            abort(404, description=f"no study with id {reference[:40]!r}")
         return study
     study = default_study()
     if study is None:
