@@ -112,6 +112,9 @@ def new():
                 reference_kinds=[k for k in request.form.getlist("reference") if k in REFERENCE_KINDS],
                 reference_policy=request.form.get("policy", "hide"),
                 annotator_ids=chosen_annotators(request.form),
+                # Unchecked on the form: apart; a post without the form's field keeps the default (once).
+                merge_identical=(request.form.get("identical") == "once" if request.form.get("identical_listed")
+                                 else True),
                 **allocation_fields(request.form),
             )
             study = setup.create_study(spec, by_user_id=current_user.id)

@@ -276,3 +276,85 @@ def test_the_study_page_says_how_identical_answers_are_shown_and_switches_before
     assert "only before the first one" in refused
     with app.app_context():
         assert db.session.get(Study, study_id).merge_identical is False
+
+
+def test_the_new_study_form_offers_the_option_checked_and_unchecked_shows_them_apart(app, twins_data, client, auth):
+    with app.app_context():
+        assert not import_path(twins_data).failed
+    auth.login("researcher")
+    form = client.get("/studies/new").get_data(as_text=True)
+    assert 'name="identical" value="once" checked' in form and "<legend>Identical answers</legend>" in form
+    base = {"csrf_token": auth.token(), "questions": "human_eval", "reference": ["human"], "policy": "hide",
+            "scorers": "everyone", "allocation": "fixed", "identical_listed": "1"}
+    for name, extra, once in (("Once", {"identical": "once"}, True), ("Apart", {}, False)):
+        response = client.post("/studies/new", data={**base, "name": name, **extra})
+        assert response.status_code == 302, response.get_data(as_text=True)
+        with app.app_context():
+            study = db.session.scalar(select(Study).where(Study.name == name))
+            twins = db.session.scalar(select(func.count(StudyAnswer.id)).where(
+                StudyAnswer.study_id == study.id, StudyAnswer.twin_of_id.is_not(None)))
+            assert (study.merge_identical, twins) == (once, 3 if once else 0)
+
+
+def test_an_adaptive_study_gives_an_identical_answer_once_and_records_its_score_for_each(app, twins_data):
+    """The adaptive policy asks for systems' answers; a twin's is given as the slot the page shows, never by itself,
+    so no page shows one text twice; its score reaches every system, and progress and pending count it once."""
+    from app.models import AnnotationRound, StudyAllocation, User
+    from app.services.annotation.oversight import annotator_progress
+    from app.services.studies import allocation
+
+    with app.app_context():
+        assert not import_path(twins_data).failed
+        ids = [create_user(name, PASSWORD, "annotator").id for name in ("ann1", "ann2")]
+        study_id = create_study(StudySpec(name="Adaptive twins", status="open", allocation="adaptive",
+                                          budget_documents=4, annotator_ids=ids)).id
+        assert db.session.scalar(select(func.count(StudyAnswer.id)).where(
+            StudyAnswer.study_id == study_id, StudyAnswer.twin_of_id.is_not(None))) == 3
+    clients = [signed_in(app, name) for name in ("ann1", "ann2")]
+    pages = 0
+    for _ in range(40):
+        progressed = False
+        for client, auth in clients:
+            response = client.get(f"/annotate/{study_id}/")
+            if "/done" in response.headers.get("Location", "/done"):
+                continue
+            page = client.get(response.headers["Location"]).get_data(as_text=True)
+            question_id = int(page.split('data-question-id="', 1)[1].split('"', 1)[0])
+            shown = dict(ANSWERS_RE.findall(page))
+            assert len(set(shown.values())) == len(shown)
+            for label, sha in shown.items():
+                saved = post_score(client, auth.token(), study=study_id, question_id=question_id, label=label,
+                                   value=4, answer=sha)
+                assert saved.status_code == 200, saved.get_json()
+            pages, progressed = pages + 1, True
+        if not progressed:
+            break
+    assert pages >= 6
+    with app.app_context():
+        twin_slots = set(db.session.scalars(select(StudyAnswer.id).where(
+            StudyAnswer.study_id == study_id, StudyAnswer.twin_of_id.is_not(None))))
+        given = db.session.execute(select(StudyAllocation.user_id, StudyAllocation.study_answer_id)
+                                   .where(StudyAllocation.study_id == study_id)).all()
+        assert given and not {slot for _, slot in given} & twin_slots  # never a twin by itself
+        # Every twin answer on a question its shown slot was given on has the annotator's score, recorded from it.
+        shown_of = dict(db.session.execute(select(StudyAnswer.id, StudyAnswer.twin_of_id).where(
+            StudyAnswer.id.in_(twin_slots))).all())
+        answer_of_slot = dict(db.session.execute(select(StudyAnswer.id, StudyAnswer.answer_id).where(
+            StudyAnswer.study_id == study_id)).all())
+        copies = 0
+        for user_id, slot in given:
+            for twin, shown_slot in shown_of.items():
+                if shown_slot == slot:
+                    value, source = db.session.execute(select(Score.value, Score.copied_from_id).join(
+                        AnnotationRound, AnnotationRound.id == Score.round_id).where(
+                        AnnotationRound.study_id == study_id, AnnotationRound.annotator_id == user_id,
+                        Score.answer_id == answer_of_slot[twin])).one()
+                    assert value == 4 and source is not None
+                    copies += 1
+        assert copies >= 3  # the first document (q0, q1) read by both annotators
+        study = db.session.get(Study, study_id)
+        for row in annotator_progress(study):
+            mine = sum(1 for user_id, _ in given if user_id == db.session.scalar(
+                select(User.id).where(User.username == row.username)))
+            assert (row.done, row.total) == (mine, mine)  # once, as the page showed it
+        assert allocation._pending(study_id, allocation.ratings_of(study_id)) == {}

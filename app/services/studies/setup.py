@@ -187,7 +187,7 @@ def create_study(spec: StudySpec, *, by_user_id: int | None = None) -> Study:
                   min_per_answer=spec.min_per_answer, tie_margin=spec.tie_margin, allocation_seed=secrets.token_hex(16),
                   calibration_documents=spec.calibration_documents, start_window_hours=spec.start_window_hours,
                   max_documents_per_annotator=spec.max_documents_per_annotator, included_annotators=[],
-                  shared_by_document=True, merge_identical=spec.merge_identical and spec.allocation != "adaptive")
+                  shared_by_document=True, merge_identical=spec.merge_identical)
     db.session.add(study)
     db.session.flush()
     for position, question_id in enumerate(questions):
@@ -281,13 +281,9 @@ def set_references(study: Study, kinds: list[str], policy: str) -> references.De
 def set_merge_identical(study: Study, on: bool) -> int:
     """Show identical answers once (on) or apart; return how many answers are now shown through another.
 
-    Changed only before the study's first score: after it, scores given both ways would mix. An adaptive
-    study gives each system's answers out by themselves, so it shows identical answers apart."""
+    Changed only before the study's first score: after it, scores given both ways would mix."""
     if on == study.merge_identical:
         return len([slot for slots in twins.twin_groups(study.id).values() for slot in slots])
-    if on and study.adaptive:
-        raise StudyError("An adaptive study gives out each system's answers by themselves: it shows identical "
-                         "answers apart.")
     if db.session.scalar(select(Score.id).join(AnnotationRound, AnnotationRound.id == Score.round_id)
                          .where(AnnotationRound.study_id == study.id).limit(1)) is not None:
         raise StudyError("The study has scores: whether identical answers are shown once can be changed only "

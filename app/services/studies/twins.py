@@ -29,7 +29,7 @@ from sqlalchemy.orm import aliased
 
 from app.core.text import display_answer
 from app.extensions import db
-from app.models import AnnotationRound, Answer, Score, ScoreRevision, Study, StudyAnswer, System
+from app.models import AnnotationRound, Answer, Score, ScoreRevision, Study, StudyAllocation, StudyAnswer, System
 from app.services.data_versions import note_written
 
 
@@ -63,7 +63,8 @@ def refresh(study: Study) -> int:
     answers a study shows change (setup, answers, references).
 
     Of the slots that show the same, the one shown is the one already on the page (a group stays as it was),
-    else one with scores given on it (so no annotator's page loses an answer they scored), else the lowest id."""
+    else one with scores given on it (so no annotator's page loses an answer they scored), else one an adaptive
+    study has given out (services/studies/allocation.py gives a twin's answer as the slot shown), else the lowest id."""
     rows = db.session.execute(
         select(StudyAnswer.id, StudyAnswer.question_id, StudyAnswer.excluded, StudyAnswer.twin_of_id,
                StudyAnswer.answer_id, Answer.text)
@@ -74,12 +75,15 @@ def refresh(study: Study) -> int:
     for row in rows:
         wanted[row.id] = None
         shown = shows_as(row.text)
-        if study.merge_identical and not study.adaptive and not row.excluded and shown:
+        if study.merge_identical and not row.excluded and shown:
             groups[(row.question_id, shown)].append(row)
     shared = [group for group in groups.values() if len(group) > 1]
     given = _given_on(study.id, [row.answer_id for group in shared for row in group])
+    handed = set(db.session.scalars(select(StudyAllocation.study_answer_id).where(
+        StudyAllocation.study_id == study.id, StudyAllocation.study_answer_id.in_([r.id for g in shared for r in g]))))
     for group in shared:
-        first = min(group, key=lambda row: (row.twin_of_id is not None, not given.get(row.answer_id), row.id))
+        first = min(group, key=lambda row: (row.twin_of_id is not None, not given.get(row.answer_id),
+                                            row.id not in handed, row.id))
         for row in group:
             if row.id != first.id:
                 wanted[row.id] = first.id
