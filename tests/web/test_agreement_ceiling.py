@@ -70,7 +70,7 @@ def test_alpha_from_two_answers_is_given_with_a_warning(demo, client, auth):
         for name in ("ann1", "ann2"):
             create_user(name, "annotate-pass-1", "annotator")
         generate_scores(["ann1"], seed=4)
-        study_id = require_study(None).id
+        study_id = require_study().id
         answers = [a for a in included_answers(study_id) if a[1] == "terse-13b"][:2]
         ann1, ann2 = (db.session.scalar(select(User.id).where(User.username == n)) for n in ("ann1", "ann2"))
         second = AnnotationRound(study_id=study_id, annotator_id=ann2, number=1)

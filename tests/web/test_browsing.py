@@ -151,7 +151,7 @@ def test_disagreements_are_searched_filtered_by_task_and_paged(scored_demo, clie
         from app.services.results.browse import browse_disagreements
         from app.services.studies.lookup import require_study
 
-        study_id = require_study(None).id
+        study_id = require_study().id
         pages = [browse_disagreements(study_id, "rougeL", "all", "official", page=n, per_page=4) for n in (1, 2, 3)]
     assert [len(p.rows) for p in pages] == [4, 4, 2] and pages[0].pages == 3
     assert [f"{r['gap']:.2f}" for p in pages for r in p.rows] == gaps

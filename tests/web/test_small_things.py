@@ -39,7 +39,7 @@ def test_an_adaptive_study_before_its_start_says_so_not_0_of_0(demo, client, aut
     auth.logout()
     auth.login("researcher")
     page = client.get(f"/studies/{study_id}").get_data(as_text=True)
-    row = page.split('data-annotator="annotator"')[1].split("</tr>")[0]
+    row = page.split('id="progress"')[1].split('data-annotator="annotator"')[1].split("</tr>")[0]  # not "Who reads"
     assert "0 of 0" not in row and "not started" in row
 
 
