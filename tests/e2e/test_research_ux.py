@@ -2,6 +2,7 @@
 metrics against humans, disagreements, flash messages and the menu, at 1024 and 1280 px wide."""
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -41,6 +42,7 @@ def subset_server(tmp_path_factory):
         run(server, "score-metrics")
         run(server, "study", "create", "Subset", "--questions", "human_eval", "--systems", ",".join(SYSTEMS),
             "--open")
+        server.study_id = json.loads(run(server, "study", "show", "Subset", "--json"))["id"]  # pages take ids
         for name in ("ann1", "ann2", "ann3"):
             run(server, "create-user", name, "--role", "annotator", "--password-stdin", input="annotate-pass-1\n")
         run(server, "import-annotations", str(score_file(instance.parent / "scores.jsonl")), "--study", "Subset")
@@ -182,7 +184,7 @@ def test_metrics_vs_humans_ranks_only_measures_covering_two_systems(browser, sub
     why it has no value."""
     context, page = open_page(browser, subset_server)
     try:
-        page.goto(subset_server.url + "/results/correlation?study=Subset")
+        page.goto(subset_server.url + f"/results/correlation?study={subset_server.study_id}")
         rows = page.locator("#correlations tbody tr")
         judge = rows.filter(has_text="Judge gpt-4")
         expect(judge).to_have_count(1)
@@ -209,7 +211,7 @@ def test_a_disagreement_opens_the_question_with_its_answers(browser, subset_serv
     """Item 13: each row links to a read-only view: answers, each annotator's score, metric values."""
     context, page = open_page(browser, subset_server)
     try:
-        page.goto(subset_server.url + "/results/disagreements?study=Subset&metric=f1")
+        page.goto(subset_server.url + f"/results/disagreements?study={subset_server.study_id}&metric=f1")
         first = page.locator("li.disagreement").first
         question = first.locator("p.question").inner_text()
         first.locator('a[data-link="question"]').click()

@@ -1,4 +1,4 @@
-"""Studies in a real browser: two studies side by side, a replaced answer, hidden references, overlap 2 of 3,
+"""Studies in a real browser: two studies side by side, a replaced answer, hidden references, overlap 2 of 3 (shared by document),
 resuming at the question last worked on, and a draft comment that survives a reload and a sign-out."""
 from __future__ import annotations
 
@@ -114,29 +114,40 @@ def test_a_reference_that_repeats_an_answer_is_hidden(study_server, page):
     box = note.bounding_box()
     assert box and box["height"] > 0 and box["width"] > 100
     screenshot(page, "studies-hidden-reference")
-    result = server.cli("study", "show", str(study), "--json")
+    result = server.cli("study", "show", "Visitors", "--json")
     assert '"GPT-4-32k reference: identical": 6' in result.stdout
 
 
-def test_overlap_two_of_three_shares_the_questions(study_server, browser):
+def test_overlap_two_of_three_shares_the_documents(study_server, browser):
+    """Overlap 2 gives each document, with all its questions, to 2 of the 3 annotators: each reads whole
+    documents, and every question is scored by exactly 2 (2 documents of 3 questions: 12 question-readings)."""
     server = study_server
     passwords = {name: make_annotator(server, name) for name in ("oli", "pia", "quin")}
-    create(server, "Shared", "--overlap", "2", "--annotators", "oli,pia,quin", "--open")
+    study = create(server, "Shared", "--overlap", "2", "--annotators", "oli,pia,quin", "--open")
     seen = {}
     for name, password in passwords.items():
         context = browser.new_context()
         try:
             page = context.new_page()
             sign_in(page, server.url, name, password)
-            expect(page.get_by_text(re.compile(r"^Question 1 of 4$"))).to_be_visible()
+            expect(page.get_by_text(re.compile(r"^Question 1 of [36]$"))).to_be_visible()
             page.locator("summary", has_text="Questions").click()
             seen[name] = page.get_by_role("navigation", name="Questions").locator(".qlist-item").count()
         finally:
             context.close()
-    assert seen == {"oli": 4, "pia": 4, "quin": 4}
-    assignments = database(server).execute(
-        "SELECT question_id, COUNT(*) FROM study_assignments GROUP BY question_id").fetchall()
-    assert len(assignments) == 6 and {n for _, n in assignments} == {2}
+    assert sorted(seen.values()) == [3, 3, 6] and sum(seen.values()) == 12
+    rows = database(server).execute(
+        "SELECT u.username, q.document_id, a.question_id FROM study_assignments a"
+        " JOIN users u ON u.id = a.user_id JOIN questions q ON q.id = a.question_id"
+        " WHERE a.study_id = ?", (study,)).fetchall()
+    per_question: dict[int, int] = {}
+    per_reading: dict[tuple[str, int], int] = {}
+    for username, document, question in rows:
+        per_question[question] = per_question.get(question, 0) + 1
+        per_reading[(username, document)] = per_reading.get((username, document), 0) + 1
+    assert len(per_question) == 6 and set(per_question.values()) == {2}
+    assert len(per_reading) == 4 and set(per_reading.values()) == {3}, "each reader gets a whole document"
+    assert {name: sum(n for (who, _), n in per_reading.items() if who == name) for name in seen} == seen
 
 
 def test_signing_in_again_resumes_at_the_question_last_worked_on(study_server, page):

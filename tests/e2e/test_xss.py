@@ -33,6 +33,7 @@ DOCUMENT_MARK = f"Minutes of the meeting {SCRIPT} {IMG} {SVG}"
 COMMENT = f"</textarea>{SCRIPT}{IMG}"
 VERDICT = f"{SCRIPT}{IMG} Answer A is better. [[A]]"
 UPLOADED = f"{IMG}.pred.jsonl"
+STUDY = f"Hostile {IMG}"  # a study name holds no / (the name rule), so no closing tag
 
 
 def hostile_files(folder: Path) -> None:
@@ -70,7 +71,7 @@ def one_study(instance: Path) -> None:
         for model in (Document, System):
             db.session.execute(update(model).values(is_demo=True))
         db.session.commit()
-        create_study(StudySpec(name=f"Hostile {SCRIPT}", status="open",
+        create_study(StudySpec(name=STUDY, status="open",
                                question_ids=subset_questions() + subset_questions(demo=True),
                                system_ids=list(db.session.scalars(select(System.id)))))
         db.session.remove()
@@ -154,7 +155,7 @@ def test_hostile_text_is_shown_literally_and_never_runs(hostile_server, browser)
         sign_in(page, server.url, ADMIN, SHARED_PASSWORD)
         system_id, job_id = _ids(server)
         visits = {
-            "/admin/users": [USERNAME], f"/studies/{_study(server)}": [USERNAME, SYSTEM, SCRIPT], "/studies": [SCRIPT],
+            "/admin/users": [USERNAME], f"/studies/{_study(server)}": [USERNAME, SYSTEM, STUDY], "/studies": [STUDY],
             "/leaderboard": [SYSTEM], f"/leaderboard/systems/{system_id}": [SYSTEM],
             f"/leaderboard/systems/{system_id}/questions?task=human_eval&metric=f1": [SYSTEM, QUESTION, ANSWER],
             "/results": [SYSTEM, USERNAME], "/results/correlation": [], "/results/agreement": [],

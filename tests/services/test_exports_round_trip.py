@@ -190,21 +190,24 @@ def test_results_intervals_are_identical_after_a_re_import_that_numbers_question
     re-import must report the same bootstrap intervals, seeded from the scores, not from database ids."""
     from tests.support.judge_data import write_judge_dataset
 
-    scored(app, rounds=False)
+    # Real data, not the demo: an instance that holds real data keeps the demo (and its study) out of every command.
+    scored(app, rounds=False, data_path=write_judge_dataset(tmp_path / "data"))
     scores, first = tmp_path / "scores.jsonl", tmp_path / "first.json"
     assert run(runner, "export", "--format", "jsonl", "--out", str(scores)).exit_code == 0
     assert run(runner, "export", "--format", "results", "--out", str(first)).exit_code == 0
     with fresh_app(tmp_path, migrated_copy, "fresh") as other:
         with other.app_context():
-            assert not import_path(write_judge_dataset(tmp_path / "other")).failed  # takes the first ids
-            assert not demo.load_demo().failed
+            assert not demo.load_demo().failed  # takes the first ids
+            assert not import_path(write_judge_dataset(tmp_path / "other")).failed
+            create_study(StudySpec(name="L-Eval human evaluation", status="open"))
         other_runner = other.test_cli_runner()
-        assert run(other_runner, "import-annotations", str(scores)).exit_code == 0
+        imported = run(other_runner, "import-annotations", str(scores))
+        assert imported.exit_code == 0, imported.output
         again, second = tmp_path / "again.jsonl", tmp_path / "second.json"
         assert run(other_runner, "export", "--format", "jsonl", "--out", str(again)).exit_code == 0
         assert run(other_runner, "export", "--format", "results", "--out", str(second)).exit_code == 0
     ids = {(row["document_id"], row["question_id"]) for row in read_jsonl(scores)}
     assert ids.isdisjoint((row["document_id"], row["question_id"]) for row in read_jsonl(again))
     before, after = (_intervals(json.loads(path.read_text(encoding="utf-8"))) for path in (first, second))
-    assert len(before) > 20 and any(low is not None for low, _ in before.values())
+    assert len(before) >= 10 and any(low is not None for low, _ in before.values())
     assert after == before

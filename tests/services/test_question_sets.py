@@ -145,8 +145,9 @@ def test_the_study_page_offers_the_owners_sets(loaded, client, auth):
     assert response.status_code == 200
     page = response.get_data(as_text=True)
     with app.test_request_context("/studies/new"):
-        from flask import g
+        from app.services import demo_scope
 
-        g.demo_scope = False  # the page's own view: real data was imported, so the demo is kept apart
+        demo_scope.enter(demo_scope.AUTO)  # the page's own view: real data was imported, so the demo is kept apart
+        assert sets.available_sets(), "the imported tasks make sets"
         for entry in sets.available_sets():
             assert f'value="{entry["name"]}"' in page
