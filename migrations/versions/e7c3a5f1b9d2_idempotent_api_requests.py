@@ -1,7 +1,7 @@
 """Idempotent API requests: the answer a creating request with an Idempotency-Key gave, replayed to a retry
 
 Revision ID: e7c3a5f1b9d2
-Revises: d4b8f1a6c2e9
+Revises: c9e4f1a27d35
 Create Date: 2026-12-01 10:00:00.000000
 
 A new table only: every existing row stays as it was.
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 
 revision = 'e7c3a5f1b9d2'
-down_revision = 'd4b8f1a6c2e9'
+down_revision = 'c9e4f1a27d35'
 branch_labels = None
 depends_on = None
 

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import func, select
 
 from app.extensions import db
-from app.models import Prediction, Score, Study, System, User
+from app.models import Prediction, Question, Score, Study, System, User
 from app.models.ids import MAX_DB_ID
 from app.services.metrics import submit_metrics_job
 from app.services.studies import setup
@@ -139,6 +139,17 @@ def test_a_system_shows_its_values_per_task_and_per_question_and_is_deleted(api,
         stored = dict(db.session.execute(select(Prediction.question_id, Prediction.text)
                                          .where(Prediction.system_id == alpha)).all())
     assert all(stored[item["question_id"]] == item["prediction"] for item in values["items"])
+    assert all(item["file"] == "alpha.pred.jsonl" for item in values["items"])
+    first = values["items"][0]
+    with app.app_context():
+        document = db.session.scalar(select(Question.document_id).where(Question.id == first["question_id"]))
+    one_document = client.get(f"/api/v1/systems/{alpha}/questions?task=human_eval&document={document}").get_json()
+    assert one_document["items"] and all(item["document_title"] == first["document_title"]
+                                         for item in one_document["items"])
+    word = max(first["question"].split(), key=len)
+    searched = client.get(f"/api/v1/systems/{alpha}/questions?task=human_eval&search={word}").get_json()
+    assert first["question_id"] in {item["question_id"] for item in searched["items"]}
+    assert searched["total"] <= values["total"]
     assert 'rel="next"' in client.get(f"/api/v1/systems/{alpha}/questions?task=human_eval&per_page=4").headers["Link"]
     gone = client.delete(f"/api/v1/systems/{alpha}")
     assert gone.status_code == 200 and gone.get_json()["counts"]["predictions"] == 10
@@ -198,8 +209,13 @@ def test_a_study_is_created_with_systems_annotators_and_an_adaptive_budget(api):
     assert fixed.status_code == 201, fixed.get_json()
     assert fixed.headers["Location"] == f"/api/v1/studies/{fixed.get_json()['id']}"
     assert fixed.get_json()["system_ids"] == sorted(chosen) and fixed.get_json()["systems"] == 2
-    everyone = client.post("/api/v1/studies", json={"name": "open to all", "annotators": "everyone"}).get_json()
+    assert fixed.get_json()["merge_identical"] is True  # the form's default
+    everyone = client.post("/api/v1/studies", json={"name": "open to all", "annotators": "everyone",
+                                                    "merge_identical": False}).get_json()
     assert everyone["annotators"] == "everyone" and everyone["everyone_may_score"] is True
+    assert everyone["merge_identical"] is False
+    with app.app_context():
+        assert db.session.get(Study, everyone["id"]).merge_identical is False
     adaptive = client.post("/api/v1/studies", json={
         "name": "adaptive", "annotators": ["annotator", "researcher"], "allocation": "adaptive",
         "budget_documents": 3, "min_per_answer": 2, "calibration_documents": 1, "start_window_hours": 12,
@@ -213,7 +229,8 @@ def test_a_study_is_created_with_systems_annotators_and_an_adaptive_budget(api):
                           "annotators": ["annotator"]}, "overlap"),
                         ({"name": "x4", "annotators": ["nobody"]}, "annotators"),
                         ({"name": "x5", "calibration_documents": 3}, "calibration_documents"),
-                        ({"name": "x6", "policy": "burn"}, "policy")):
+                        ({"name": "x6", "policy": "burn"}, "policy"),
+                        ({"name": "x7", "merge_identical": 0}, "merge_identical")):  # JSON's false, not 0
         refused = client.post("/api/v1/studies", json=body)
         assert refused.status_code == 422 and refused.get_json()["errors"][0]["field"] == field, (body, refused.json)
     with app.app_context():

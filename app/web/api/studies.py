@@ -66,7 +66,8 @@ def _detail(study: Study) -> StudyDetail:
     adaptive = (AdaptiveSettings(**{name: getattr(study, name) for name in ADAPTIVE_FIELDS})
                 if study.allocation == "adaptive" else None)
     return StudyDetail(**_out(row).model_dump(), system_ids=systems, references=list(study.reference_kinds or []),
-                       policy=study.reference_policy, adaptive=adaptive, progress=progress)
+                       policy=study.reference_policy, merge_identical=bool(study.merge_identical),
+                       adaptive=adaptive, progress=progress)
 
 
 def _refused(exc: Exception, *, field: str | None = None, status: int = 422):
@@ -114,7 +115,7 @@ def create_study():
             name=body.name, description=body.description, question_ids=questions,
             system_ids=None if body.systems is None else setup.chosen_systems(body.systems, questions, strict=True),
             reference_kinds=list(body.references), reference_policy=body.policy, annotator_ids=annotators,
-            overlap=body.overlap, allocation=body.allocation,
+            overlap=body.overlap, allocation=body.allocation, merge_identical=body.merge_identical,
             **{name: getattr(body, name) for name in ADAPTIVE_FIELDS})
         study = setup.create_study(spec_, by_user_id=caller().id)
     except AccountError as exc:

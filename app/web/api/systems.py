@@ -97,8 +97,9 @@ def system_question_values(system_id: int):
     _system(system_id)
     query: QuestionValuesQuery = request.context.query
     found = question_values(system_id, query.task, query.metric, query.profile, page=query.page, sort=query.sort,
-                            per_page=query.per_page)
-    items = [QuestionValue(question_id=v.question_id, task=v.task, document_title=v.document_title, line=v.line_no,
+                            per_page=query.per_page, search=query.search, document_id=query.document)
+    items = [QuestionValue(question_id=v.question_id, task=v.task, document_title=v.document_title, file=v.file,
+                           line=v.line_no,
                            question=v.question, prediction=v.prediction, value=v.value, others=v.others,
                            references=[{"label": label, "text": text} for label, text in v.references])
              for v in found.items] if found.page == query.page else []

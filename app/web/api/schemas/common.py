@@ -6,7 +6,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Generic, Literal, TypeVar
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, PlainSerializer, StrictBool, WithJsonSchema
 
 from app.core.benchmarks.registry import BENCHMARKS
 from app.models.base import as_utc
@@ -47,6 +47,8 @@ Location = Literal["path", "query", "header", "body", "file"]
 # An id a client sends: what an id column holds on every supported database (app.models.ids owns the range), so a
 # number beyond it is refused as data, never taken to the database.
 DbId = Annotated[int, Field(ge=1, le=MAX_DB_ID)]
+# A JSON body's true or false: 0, 1 or "yes" are refused, not read as one (a query's or a form's text is read).
+JsonBool = StrictBool
 # "everyone" as a one-value enum (not a JSON Schema `const`), the union shape client generators read.
 Everyone = Annotated[Literal["everyone"], WithJsonSchema({"type": "string", "enum": ["everyone"],
                                                           "description": "Every account may score"})]

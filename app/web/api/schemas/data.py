@@ -167,18 +167,23 @@ class QuestionValuesQuery(PageQuery):
     profile: Profile = "official"
     sort: Literal["file", "low", "high"] = Field("file", description="File order, or the lowest or highest value "
                                                                      "first")
+    search: str = Field("", max_length=200, description="Only those whose question, prediction or document title "
+                        "has every word of it (the page's search box)")
+    document: DbId | None = Field(None, description="Only this document's questions (its id)")
 
 
 class QuestionValue(BaseModel):
     """One question's metric value for a system, with its answer and references."""
 
-    model_config = examples({"question_id": 41, "task": "human_eval", "document_title": "Meeting 1", "line": 1,
+    model_config = examples({"question_id": 41, "task": "human_eval", "document_title": "Meeting 1",
+                             "file": "my-model.pred.jsonl", "line": 1,
                              "question": "What was decided?", "prediction": "They agreed to ship.", "value": 0.5,
                              "others": {"f1": 0.5, "rougeL": 0.4}, "references": [
                                  {"label": "Reference used for scoring (gt)", "text": "They shipped."}]})
     question_id: int
     task: str
     document_title: str
+    file: str = Field(description="The prediction file it came from (empty: not from an uploaded file)")
     line: int = Field(description="The prediction's line in its file")
     question: str
     prediction: str

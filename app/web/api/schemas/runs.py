@@ -13,14 +13,14 @@ from app.core.evidence import (
 )
 from app.core.judge.profiles import PROFILES as JUDGE_PROFILES
 from app.services.generation.spec import TRUNCATIONS
-from app.web.api.schemas.common import DbId, examples
+from app.web.api.schemas.common import DbId, JsonBool, examples
 
 
 class RunIn(BaseModel):
     """Options every run takes."""
 
     model_config = ConfigDict(extra="forbid")
-    dry_run: bool = Field(False, description="Only estimate calls, tokens and cost (nothing is queued)")
+    dry_run: JsonBool = Field(False, description="Only estimate calls, tokens and cost (nothing is queued)")
     concurrency: int = Field(8, ge=1, le=64, description="Calls at once")
     budget_usd: float | None = Field(None, gt=0, le=1_000_000, description="Stop once this much is spent")
 
@@ -31,7 +31,7 @@ class EvidenceOptionsIn(BaseModel):
     max_quotes: int = Field(DEFAULT_MAX_QUOTES, ge=1, le=MAX_QUOTES, description="The evidence profile's: quotes per answer")
     context_tokens: int = Field(DEFAULT_CONTEXT_TOKENS, ge=REPLY_TOKENS + 256, le=10_000_000,
                                 description="The evidence profile's: the model's context; the document is cut to fit")
-    json_schema: bool = Field(True, description="The evidence profile's: ask for JSON through response_format")
+    json_schema: JsonBool = Field(True, description="The evidence profile's: ask for JSON through response_format")
 
 
 class JudgeRunIn(RunIn, EvidenceOptionsIn):
@@ -69,8 +69,8 @@ class GenerationRunIn(RunIn):
     model: str = Field(min_length=1, max_length=120)
     question_set: str = Field("human_eval", min_length=1, max_length=120)
     system_name: str = Field("", max_length=120, description="Default: from the model and context window")
-    existing_system: bool = False
-    length_instruction: bool = False
+    existing_system: JsonBool = False
+    length_instruction: JsonBool = False
     context_tokens: int = Field(16000, ge=1, le=10_000_000)
     max_tokens: int = Field(512, ge=1, le=1_000_000)
     temperature: float = Field(0.0001, ge=0, le=2)

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.services.studies.setup import AMOUNT_MAX, CALIBRATION_CHOICES, COUNT_MAX
 from app.web.api.schemas.common import (
     DbId,
+    JsonBool,
     Allocation,
     Everyone,
     Open,
@@ -55,6 +56,8 @@ class StudyCreate(BaseModel):
                                     "reference, show it anyway, or exclude the answer")
     annotators: list[str] | Everyone | None = Field(None, description="Usernames who score, or \"everyone\" "
                                                     "(null: everyone)")
+    merge_identical: JsonBool = Field(True, description="Identical answers of several systems shown once and scored "
+                                  "once, the score recorded for each system (false: each shown on its own)")
     allocation: Allocation = Field("fixed", description="fixed: each document to `overlap` annotators; adaptive: "
                                    "a budget spent on the most reliable readers (docs/adaptive.md)")
     overlap: int | None = Field(None, ge=1, le=9999, description="Fixed: annotators per document; null: everyone")
@@ -127,11 +130,13 @@ class StudyDetail(StudyOut):
     """A study with its systems, settings and each annotator's progress."""
 
     model_config = examples({**STUDY_EXAMPLE, "system_ids": [3, 4], "references": [], "policy": "hide",
+                             "merge_identical": True,
                              "adaptive": None, "progress": [{"username": "ada", "round": 1, "done": 40,
                                                              "total": 85}]})
     system_ids: list[int]
     references: list[ReferenceKind]
     policy: ReferencePolicy
+    merge_identical: bool = Field(description="Identical answers of several systems shown once and scored once")
     adaptive: AdaptiveSettings | None = Field(description="An adaptive study's settings (null: a fixed study)")
     progress: list[AnnotatorProgressOut]
 
