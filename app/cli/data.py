@@ -101,6 +101,24 @@ def _print_report(report: ImportReport) -> None:
         f"Summary: {ok} files imported, {len(report.failed)} failed; "
         + ", ".join(f"{v} {k}" for k, v in totals.items())
     )
+    for line in next_steps(totals.get("unmatched", 0), totals.get("conflicts", 0)):
+        click.echo(line)
+
+
+def next_steps(unmatched: int, conflicts: int) -> list[str]:
+    """What to do about the rows an import left aside, under its summary."""
+    lines = []
+    if unmatched:
+        lines.append(f"Unmatched: {unmatched} prediction rows match no imported question and were not stored (the "
+                     "files above name examples). Import the task or reference file they answer first (or the whole "
+                     "checkout: python run.py import-leval LEval), then run this import again: rows already stored "
+                     "are left as they are. Rows of tasks whose questions L-Eval does not publish stay unmatched.")
+    if conflicts:
+        lines.append(f"Conflicts: {conflicts} rows give another answer than the one stored for the same system and "
+                     "question, and the stored answer was kept. To take the file's answers, run this import again "
+                     "with --replace: their metrics are computed again, and studies keep the versions they pinned "
+                     "(python run.py study pin moves one on).")
+    return lines
 
 
 def queue_metrics_after_import() -> list[int]:

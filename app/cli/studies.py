@@ -115,11 +115,15 @@ def list_command(as_json: bool) -> None:
               "document given, nobody gets more than one document beyond calibration (default: until they all have).")
 @click.option("--max-documents-per-annotator", type=click.IntRange(min=1), default=None,
               help="Adaptive: the most documents one annotator is given (default: no cap).")
+@click.option("--separate-identical", is_flag=True,
+              help="Show identical answers of several systems apart, each scored by itself (default: shown once, "
+              "the one score recorded for each system).")
 def create_command(name: str, questions: str, systems: str | None, annotators: str | None, overlap: int | None,
                    references: str, policy: str, description: str, open_now: bool, allocation: str,
                    budget_documents: int | None, budget_answers: int | None, budget_hours: float | None,
                    min_per_answer: int | None, tie_margin: float | None, calibration_documents: int | None,
-                   start_window_hours: float | None, max_documents_per_annotator: int | None) -> None:
+                   start_window_hours: float | None, max_documents_per_annotator: int | None,
+                   separate_identical: bool) -> None:
     """Create a study, pinning every system's current answers."""
     upgrade_database()
     try:
@@ -132,6 +136,7 @@ def create_command(name: str, questions: str, systems: str | None, annotators: s
             budget_documents=budget_documents, budget_answers=budget_answers, budget_hours=budget_hours,
             min_per_answer=min_per_answer, tie_margin=tie_margin, calibration_documents=calibration_documents,
             start_window_hours=start_window_hours, max_documents_per_annotator=max_documents_per_annotator,
+            merge_identical=not separate_identical,
         )
         study = setup.create_study(spec)
     except setup.StudyError as exc:
@@ -169,6 +174,7 @@ def show_command(name: str, as_json: bool) -> None:
         "reference_repeats": o.detection.by_system(), "hidden_references": o.hidden,
         "identical_answers_across_systems": [{"question_id": q, "systems": names}
                                              for q, names in o.detection.shared_answers],
+        "identical_answers_shown_once": study.merge_identical,
         "annotators": "everyone" if study.everyone_may_score else [u.username for u in o.annotators],
         "progress": [{"annotator": p.username, "round": p.round_number, "done": p.done, "total": p.total}
                      for p in o.progress],
@@ -226,6 +232,24 @@ def open_command(name: str) -> None:
 def close_command(name: str) -> None:
     """Close a study: annotators no longer see it; results stay."""
     _set_status(name, "closed")
+
+
+@study_group.command("identical")
+@with_appcontext
+@click.argument("name")
+@click.argument("how", type=click.Choice(["once", "apart"]))
+def identical_command(name: str, how: str) -> None:
+    """Show identical answers of several systems once (the score recorded for each) or apart; before any score."""
+    upgrade_database()
+    study = command_study(name)
+    try:
+        twins = setup.set_merge_identical(study, how == "once")
+        db.session.commit()
+    except setup.StudyError as exc:
+        db.session.rollback()
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"{study.name} shows identical answers {how}" + (f": {twins} answer(s) through another." if twins
+                                                              else "."))
 
 
 @study_group.command("pin")

@@ -43,7 +43,8 @@ def safe_file_name(name: str, extension: str) -> str:
     """A file name for `name` that is safe in a header and on any disk, ends in `extension`, never empty.
 
     Hidden characters are dropped; path separators, quotes, ; and the characters browsers replace become
-    "_"; whitespace runs become one space; leading/trailing dots and spaces go; a Windows device name
+    "_"; a whitespace run becomes one "_" (a name with spaces needs quoting in every shell; "L-Eval human
+    evaluation" saves as L-Eval_human_evaluation-…); leading/trailing dots and spaces go; a Windows device name
     gets a "_" in front; the stem is cut to fit MAX_NAME_BYTES. The extension is always `extension`
     (a name ending otherwise keeps its own as part of the stem: "x.html" becomes "x.html.jsonl").
     """
@@ -52,7 +53,7 @@ def safe_file_name(name: str, extension: str) -> str:
         name = name[:-len(extension)]
     kept = "".join("_" if ch in _UNSAFE_IN_FILE_NAMES else " " if ch in "\r\n\t" else ch
                    for ch in name if ch in "\r\n\t" or not is_hidden(ch))
-    stem = _trim(" ".join(kept.split()))
+    stem = _trim("_".join(kept.split()))
     budget = MAX_NAME_BYTES - len(extension.encode("utf-8"))
     while len(stem.encode("utf-8")) > budget:
         stem = stem[:-1]

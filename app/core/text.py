@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
@@ -269,3 +270,41 @@ def display_answer(text: str) -> str:
     text = _TRAILING_SPACES.sub("", text)
     text = _BLANK_RUNS.sub("\n\n", text)
     return text.strip()
+
+
+# --- search boxes -------------------------------------------------------------------------------
+
+SEARCH_TERMS = 8  # words of a search box that count; the rest are ignored
+SEARCH_TERM_CHARS = 100
+
+
+def search_terms(query: str | None) -> list[str]:
+    """A search box's query as the words every match must contain (lower-cased; any script: a Chinese query
+    without spaces is one term, matched inside the text). The one reading of a query, for the SQL searches
+    (services) and the searches over lists alike."""
+    words = unicodedata.normalize("NFKC", query or "").lower().split()
+    return [word[:SEARCH_TERM_CHARS] for word in words[:SEARCH_TERMS]]
+
+
+def matches_search(terms: list[str], *texts: str | None) -> bool:
+    """Whether every term appears in one of the texts (an empty query matches everything)."""
+    haystack = "\n".join(unicodedata.normalize("NFKC", text or "").lower() for text in texts)
+    return all(term in haystack for term in terms)
+
+
+# --- system names that may be one model ------------------------------------------------------------
+
+
+def name_key(name: str) -> str:
+    """A system's name as two spellings of one model share it: letter case, width and the separators - _ and
+    space aside (L-Eval calls one model Claude-100k in one folder and claude-100k in another)."""
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return re.sub(r"[\s_-]+", "-", folded).strip("-")
+
+
+def lookalike_groups(names: list[str]) -> list[list[str]]:
+    """Groups of two or more names that differ only as name_key allows: a hint that they may be one model."""
+    groups: dict[str, list[str]] = {}
+    for name in sorted(set(names)):
+        groups.setdefault(name_key(name), []).append(name)
+    return sorted(group for group in groups.values() if len(group) > 1)

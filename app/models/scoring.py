@@ -61,6 +61,9 @@ class Score(db.Model):
     seconds_spent: Mapped[float] = mapped_column(Float, default=0.0)
     created_at: Mapped[datetime] = created_at_column()
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+    # Recorded for this system from the score given (this one's source) on an identical answer of another system
+    # that the annotator's page showed once for both (services/studies/twins.py); None for a score given here.
+    copied_from_id: Mapped[int | None] = mapped_column(ForeignKey("scores.id", ondelete="SET NULL"), index=True)
 
     revisions: Mapped[list[ScoreRevision]] = relationship(
         back_populates="score", cascade="all, delete-orphan", order_by="ScoreRevision.id"

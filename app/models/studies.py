@@ -46,6 +46,9 @@ class Study(db.Model):
     budget_hours: Mapped[float | None] = mapped_column(Float)
     min_per_answer: Mapped[int | None] = mapped_column(Integer)
     tie_margin: Mapped[float | None] = mapped_column(Float)
+    # Identical answers of one question shown once, their one score recorded for each system
+    # (services/studies/twins.py). On for new studies; studies made before the option keep it off.
+    merge_identical: Mapped[bool] = mapped_column(Boolean, default=True, server_default=false())
     # Adaptive only: the secret seed of every random choice of the policy (stored: a study can be replayed for
     # an audit, and annotators cannot predict it); documents every annotator reads first (None: 1); hours
     # after the first document given during which nobody gets more than one document beyond calibration
@@ -118,6 +121,9 @@ class StudyAnswer(db.Model):
     answer_id: Mapped[int] = mapped_column(ForeignKey("answers.id", ondelete="CASCADE"), index=True)
     # Not shown (its system left the study): the slot stays, so no other answer's label ever moves.
     excluded: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Shown on the annotator's page through this other slot of the question, whose text shows the same
+    # (services/studies/twins.py); None for a slot shown by itself.
+    twin_of_id: Mapped[int | None] = mapped_column(ForeignKey("study_answers.id", ondelete="SET NULL"), index=True)
 
     answer: Mapped[Answer] = relationship()
 

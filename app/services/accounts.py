@@ -9,7 +9,7 @@ from sqlalchemy import func, or_, select, update
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from app.extensions import db
-from app.models import User
+from app.models import Setting, User
 from app.models.base import utcnow
 from app.models.users import PASSWORD_METHOD, ROLES
 from app.services.api_tokens import revoke_all
@@ -111,7 +111,10 @@ def ensure_admin() -> tuple[User, str] | None:
         suffix += 1
         username = f"admin{suffix}"
     password = generate_password()
-    return create_user(username, password, "admin"), password
+    user = create_user(username, password, "admin")
+    _note_shown_once(user, True)
+    db.session.commit()
+    return user, password
 
 
 def list_users() -> list[User]:
@@ -154,8 +157,28 @@ def reset_password(user: User) -> str:
     A reset is how a lab takes back a stolen account: its sessions and its API tokens end with it.
     """
     password = generate_password()
+    _note_shown_once(user, True)
     _replace_password(user, password, end_tokens=True)
     return password
+
+
+SHOWN_ONCE_KEY = "password-shown-once:{}"  # a Setting: the account's password is one printed or shown once
+
+
+def _note_shown_once(user: User, shown: bool) -> None:
+    """Remember (in the session's transaction) whether the account still has a password that was printed on
+    the console or shown to an admin, which its owner should replace (the overview says so)."""
+    key = SHOWN_ONCE_KEY.format(user.id)
+    found = db.session.get(Setting, key)
+    if shown and found is None:
+        db.session.add(Setting(key=key, value="1"))
+    elif not shown and found is not None:
+        db.session.delete(found)
+
+
+def has_shown_once_password(user_id: int) -> bool:
+    """Whether the account's password is still one printed at the first start or shown once after a reset."""
+    return db.session.get(Setting, SHOWN_ONCE_KEY.format(user_id)) is not None
 
 
 def change_password(user: User, current: str, new: str, *, end_tokens: bool = True) -> int:
@@ -171,6 +194,7 @@ def change_password(user: User, current: str, new: str, *, end_tokens: bool = Tr
     check_new_password(new)
     if new == current:
         raise AccountError("The new password is the one you have now; choose another.")
+    _note_shown_once(user, False)
     return _replace_password(user, new, end_tokens=end_tokens)
 
 

@@ -26,23 +26,28 @@ def counts() -> dict[str, int]:
     return {name: db.session.scalar(select(func.count()).select_from(models[name])) or 0 for name in COUNTED_TABLES}
 
 
-def next_steps() -> list[dict]:
+def next_steps(user_id: int | None = None) -> list[dict]:
     """What the signed-in researcher can do next, most pressing first (the home page's first lines).
 
-    Each step: {"key", "text", "endpoint"}; the page links each to its area. The order follows the
-    walkthrough: import data, score it, create a study, then follow the studies and jobs under way.
+    Each step: {"key", "text", "endpoint"} and, where a command does it, "command" (shown as code, not in
+    the text); the page links each to its area. The order follows the walkthrough: change a password that was
+    printed or shown once, import data, score it, create a study, then follow the studies and jobs under way.
     """
     from app.models import Job, Study
+    from app.services.accounts import has_shown_once_password
     from app.services.demo_scope import real_data_exists
     from app.services.metrics.job import unscored_systems
 
     steps = []
+    if user_id is not None and has_shown_once_password(user_id):
+        steps.append({"key": "password", "text": "Change your password: this account still has the one printed at the "
+                      "first start (or shown after a reset)", "endpoint": "account.index"})
     active = db.session.scalar(select(func.count()).select_from(Job).where(Job.status.in_(("queued", "running")))) or 0
     if active:
         steps.append({"key": "jobs", "text": f"{active} job(s) queued or running", "endpoint": "jobs.index"})
     if not real_data_exists():
-        steps.append({"key": "import", "text": "Import L-Eval's human-evaluation subset (`python run.py import-leval "
-                      "--download`) or upload predictions", "endpoint": "predictions.index"})
+        steps.append({"key": "import", "text": "Import L-Eval's human-evaluation subset, or upload predictions",
+                      "endpoint": "predictions.index", "command": "python run.py import-leval --download"})
         return steps
     unscored = unscored_systems()
     if unscored:

@@ -20,11 +20,8 @@ from app.services.annotation.choices import only_choice, study_choices
 from app.services.annotation.documents import document_payload
 from app.services.annotation.pages import load_question_page, next_question
 from app.services.annotation.rounds import open_round
-from app.services.annotation.scoring import (
-    ScoreError,
-    frequencies,
-    save_from_request,
-)
+from app.services.annotation.payload import ScoreError
+from app.services.annotation.scoring import frequencies, save_from_request
 from app.services.annotation.workload import load_workload
 from app.services.studies.assignment import may_annotate
 

@@ -46,4 +46,4 @@ def index():
     """Send annotators to their work and staff to the overview."""
     if current_user.role == "annotator":
         return redirect(url_for("annotate.resume"))
-    return render_template("home/index.html", counts=summary.counts(), steps=summary.next_steps())
+    return render_template("home/index.html", counts=summary.counts(), steps=summary.next_steps(current_user.id))

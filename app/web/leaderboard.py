@@ -14,6 +14,7 @@ from flask import (
 
 from app.core.benchmarks.registry import by_key
 from app.core.metrics import METRIC_KEYS, PROFILES, QUIRKS
+from app.core.text import lookalike_groups
 from app.extensions import db
 from app.models import System
 from app.services.benchmarks import PLUGINS, plugin
@@ -80,6 +81,7 @@ def index():
         rows = sort_rows(rows, sort)
     columns = leaderboard_columns(rows)
     return render_template("leaderboard/index.html", rows=rows, sort=sort, only_subset=only_subset,
+                           lookalikes=lookalike_groups([row.system for row in rows]),
                            show_subset=bool(columns["subset"]), columns=columns,
                            quirks=[q for q in QUIRKS if q["changed"]], view="systems", **_common(profile))
 
@@ -136,6 +138,10 @@ def questions(system_id: int):
         abort(404)
     sort = request.args.get("sort", "file")
     page = request.args.get("page", 1, type=int) or 1
-    result = question_values(system.id, task, metric, profile, page=page, sort=sort)
+    search = request.args.get("q", "")[:200]
+    document = request.args.get("document", type=int)
+    result = question_values(system.id, task, metric, profile, page=page, sort=sort, search=search,
+                             document_id=document)
     return render_template("leaderboard/questions.html", system=system, task=task, metric=metric,
-                           result=result, sort=sort, word_counts=PER_QUESTION_WORD_COUNTS, **_common(profile))
+                           result=result, sort=sort, search=search, document=document,
+                           word_counts=PER_QUESTION_WORD_COUNTS, **_common(profile))

@@ -31,7 +31,7 @@ from app.services.uploads import (
 )
 from app.services.uploads.archive import ACCEPTED_SUFFIXES
 from app.services.uploads.long_answers import MAX_HUMAN_ANSWER_CHARS, set_long_answers
-from app.services.uploads.overview import metric_jobs, metric_status, systems_overview
+from app.services.uploads.overview import metric_jobs, metric_status, systems_page
 from app.web.routing import comma_ids
 from app.web.security import staff_required
 
@@ -52,8 +52,11 @@ def human_size(size: int) -> str:
 @staff_required
 def index():
     highlight = comma_ids(request.args.get("jobs"))
+    search, status = request.args.get("q", "")[:200], request.args.get("status", "")
+    listing = systems_page(search, status)
     return render_template(
-        "predictions/index.html", systems=systems_overview(), jobs=metric_jobs(highlight), highlight=set(highlight),
+        "predictions/index.html", systems=listing.rows, listing=listing, search=search, status=status,
+        jobs=metric_jobs(highlight), highlight=set(highlight),
         max_upload_mb=_max_upload_mb(), max_upload_bytes=current_app.config.get("MAX_CONTENT_LENGTH") or 0,
         max_answer_chars=MAX_HUMAN_ANSWER_CHARS, accepted_suffixes=ACCEPTED_SUFFIXES,
     )

@@ -40,7 +40,7 @@ from app.services.rater import (
 )
 from app.services.rater.evidence import NotAnEvidenceRun, rating_quotes
 from app.services.rater.job import PROFILES
-from app.services.rater.prompts import get_rater_prompt
+from app.services.rater.prompts import get_rater_prompt, prompt_for_profile
 from app.web.forms import PromptForm, Storable, evidence_fields
 from app.web.llm_forms import launch_or_estimate, save_prompt_edit
 from app.web.routing import arg_id
@@ -84,7 +84,8 @@ def index():
     form = _form()
 
     def build() -> RaterSpec:
-        return RaterSpec(form.study_id.data, form.rater_model.data.strip(), form.prompt_id.data,
+        prompt_id = prompt_for_profile(form.profile.data, form.prompt_id.data)
+        return RaterSpec(form.study_id.data, form.rater_model.data.strip(), prompt_id,
                          float(form.temperature.data), form.profile.data, form.max_quotes.data,
                          form.context_tokens.data, bool(form.json_schema.data))
 

@@ -93,7 +93,7 @@ def _study(study_id: int) -> Study:
 @bp.get("")
 @staff_required
 def index():
-    return render_template("studies/index.html", rows=study_rows())
+    return render_template("studies/index.html", rows=study_rows(), question_sets=setup.question_sets())
 
 
 @bp.route("/new", methods=["GET", "POST"])
@@ -112,6 +112,9 @@ def new():
                 reference_kinds=[k for k in request.form.getlist("reference") if k in REFERENCE_KINDS],
                 reference_policy=request.form.get("policy", "hide"),
                 annotator_ids=chosen_annotators(request.form),
+                # Unchecked on the form: apart; a post without the form's field keeps the default (once).
+                merge_identical=(request.form.get("identical") == "once" if request.form.get("identical_listed")
+                                 else True),
                 **allocation_fields(request.form),
             )
             study = setup.create_study(spec, by_user_id=current_user.id)
@@ -173,6 +176,15 @@ def references(study_id: int):
     policy = request.form.get("policy", "hide")
     return _apply(study, lambda: setup.set_references(study, kinds, policy), "References saved and checked.",
                   "references")
+
+
+@bp.post("/<int:study_id>/identical")
+@staff_required
+def identical(study_id: int):
+    study = _study(study_id)
+    once = request.form.get("how") == "once"
+    return _apply(study, lambda: setup.set_merge_identical(study, once),
+                  f"Identical answers are now shown {'once' if once else 'apart'}.", "identical")
 
 
 @bp.post("/<int:study_id>/annotators")

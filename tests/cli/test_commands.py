@@ -125,3 +125,23 @@ def test_run_py_is_the_flask_cli(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["documents"] == 0  # only `serve` loads the demo
+
+
+def test_the_import_summary_says_what_to_do_about_unmatched_rows_and_conflicts(runner, tmp_path):
+    """Issue 40, item 10: "1136 unmatched, 122 conflicts" ended the summary with no word on what to do."""
+    folder = tmp_path / "set"
+    folder.mkdir()
+    write_jsonl(folder / "tiny-model.pred.jsonl", pred_rows())
+    first = runner.invoke(args=["import-leval", str(folder), "--allow-unmatched"])
+    assert "Unmatched: 2 prediction rows match no imported question" in first.output
+    assert "Import the task or reference file they answer first" in first.output and "Conflicts:" not in first.output
+    write_jsonl(folder / "tiny.ref.jsonl", [REF])
+    assert runner.invoke(args=["import-leval", str(folder)]).exit_code == 0
+    changed = [{**row, "tiny-model_pred": row["tiny-model_pred"] + " (another run)"} for row in pred_rows()]
+    write_jsonl(folder / "tiny-model.pred.jsonl", changed)
+    again = runner.invoke(args=["import-leval", str(folder)])
+    assert again.exit_code == 0, again.output
+    assert "Conflicts: 2 rows give another answer than the one stored" in again.output
+    assert "run this import again with --replace" in again.output and "Unmatched:" not in again.output
+    replaced = runner.invoke(args=["import-leval", str(folder), "--replace"])
+    assert "Conflicts:" not in replaced.output and "Unmatched:" not in replaced.output

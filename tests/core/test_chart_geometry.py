@@ -193,3 +193,40 @@ def test_a_long_title_and_note_wrap_inside_the_chart_and_push_the_plot_down():
     last_note_y = float(note.get("y")) + 16 * (len(note) - 1)
     top_grid = min(float(ln.get("y1")) + dy for ln, dy in elements(svg, "chart-axis-line", "line"))
     assert top_grid > last_note_y + 8
+
+
+# --- issue 40, item 9: tied systems' dots, whole names on the scatter --------------------------------
+
+@pytest.mark.parametrize("ranks", [
+    [[1.5, 2], [1.5, 2], [3, 2], [5, 5], [5, 5], [5, 5], [7, 7]],
+    [[4, 4]] * 7,  # everyone tied everywhere
+])
+def test_tied_systems_dots_sit_side_by_side_in_the_rank_chart(ranks):
+    """Tied systems stacked on one dot: a reader saw one system where there were two or three."""
+    svg = rank_chart(["Human", "F1"], list(zip(NAMES, ranks)))
+    circles = [(float(c.get("cx")), float(c.get("cy")) + dy, float(c.get("r")))
+               for c, dy in elements(svg, "chart-rank-point", "circle")]
+    assert len(circles) == 2 * len(ranks)
+    for (x1, y1, r1), (x2, y2, r2) in itertools.combinations(circles, 2):
+        assert (x1 - x2) ** 2 + (y1 - y2) ** 2 >= (r1 + r2) ** 2, ((x1, y1), (x2, y2))  # no dot covers another
+    frame = view_box(svg)
+    assert all(frame.x0 <= x - r and x + r <= frame.x1 for x, _, r in circles)
+    boxes = label_boxes(svg, "chart-label")
+    assert_apart(boxes)
+    assert all(box.inside(frame) for box in boxes)
+    for (x, y, r), box in itertools.product(circles, boxes):
+        assert not box.intersects(Box(x - r, y - r, x + r, y + r)), (x, y, box)
+
+
+@pytest.mark.parametrize("width", [420, 520])
+def test_scatter_labels_are_whole_names_inside_the_chart(width):
+    """"llama2-13b-chat…": a name was cut at 16 characters although the plot had room."""
+    names = ["gpt4-32k", "claude-100k", "turbo-16k-0613", "chatglm2-6b-8k", "longchat-13b-16k-flash",
+             "llama2-13b-chat-4k", "vicuna-7b-2k"]
+    points = [(name, 10 + 3 * i, 1.5 + 0.4 * i) for i, name in enumerate(names)]
+    svg = scatter_chart(points, x_label="ROUGE-L", width=width, height=320)
+    shown = [e.text for e, _ in elements(svg, "chart-point-label", "text")]  # the tooltip aside
+    assert sorted(shown) == sorted(names)
+    boxes = label_boxes(svg, "chart-point-label")
+    assert_apart(boxes)
+    assert all(box.inside(view_box(svg)) for box in boxes)

@@ -81,3 +81,26 @@ def test_no_title_of_the_human_evaluation_subset_is_a_speaker_turn_or_a_credit_l
         assert not title.startswith(("Grad ", "Professor ", "PhD ", "Produced by", "Review #")), title
     financial = [t for t, row in zip(titles, rows) if row["source"] == "financial"]
     assert financial and all(t.endswith("Call") for t in financial), financial
+
+
+def test_a_search_needs_every_word_in_any_script():
+    from app.core.text import matches_search, search_terms
+
+    assert search_terms("  The  Company\tREVENUE ") == ["the", "company", "revenue"]
+    assert search_terms("ＡＢＣ 灯塔") == ["abc", "灯塔"]  # full-width letters read as ASCII (NFKC)
+    assert matches_search(search_terms("revenue company"), "The company's revenue rose.")
+    assert not matches_search(search_terms("revenue profit"), "The company's revenue rose.")
+    assert matches_search(search_terms("看守人"), "灯塔的看守人记下了十四位访客。")
+    assert not matches_search(search_terms("看守人 灯笼"), "灯塔的看守人记下了十四位访客。")
+    assert matches_search(search_terms(""), "anything") and matches_search([], None)
+    assert len(search_terms(" ".join(f"w{i}" for i in range(20)))) == 8
+
+
+def test_names_that_may_be_one_model():
+    from app.core.text import lookalike_groups, name_key
+
+    assert name_key("Claude-100k") == name_key("claude_100k") == name_key("CLAUDE 100K") == "claude-100k"
+    assert name_key("通义千问-7B") == name_key("通义千问_7b")
+    assert lookalike_groups(["Claude-100k", "claude-100k", "gpt4-32k", "vicuna-13b-16k", "vicuna-13b-16k-flash"]) == [
+        ["Claude-100k", "claude-100k"]]
+    assert lookalike_groups(["通义千问-7B", "通义千问_7b", "通义千问-14B"]) == [["通义千问-7B", "通义千问_7b"]]

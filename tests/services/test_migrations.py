@@ -913,3 +913,49 @@ def test_longbench_tables_arrive_on_a_scored_database_and_leave_it_as_it_was(tmp
         upgrade()
         db.session.remove()
         db.engine.dispose()
+
+
+BEFORE_IDENTICAL = "d4b8f1a6c2e9"  # LongBench's tables
+
+
+def test_identical_answers_option_arrives_off_on_a_scored_database_and_leaves_it_as_it_was(tmp_path):
+    """Issue 40, item 4: studies made before the option keep showing identical answers apart (their scores were
+    given that way); no slot is a twin, no score a copy; scores, rounds and views stay; going back keeps them."""
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=BEFORE_STUDIES)
+        with db.engine.begin() as connection:
+            seed_before_studies(connection)
+            # model-b gives model-a's answer word for word: identical answers, scored apart before the option.
+            connection.execute(text("UPDATE predictions SET text = (SELECT text FROM predictions WHERE id = 1) "
+                                    "WHERE id = 2"))
+        upgrade(revision=BEFORE_IDENTICAL)
+        with db.engine.connect() as connection:
+            before = connection.execute(text("SELECT id, round_id, answer_id, value, comment FROM scores "
+                                             "ORDER BY id")).all()
+            views = connection.execute(text('SELECT id, round_id, "order" FROM question_views ORDER BY id')).all()
+            slots = connection.execute(text("SELECT id, answer_id, excluded FROM study_answers ORDER BY id")).all()
+        assert len(before) == 3
+        upgrade()
+        with db.engine.begin() as connection:
+            q = lambda sql: connection.execute(text(sql)).all()  # noqa: E731
+            assert q("SELECT name, merge_identical FROM studies") == [("L-Eval human evaluation", False)]
+            assert q("SELECT id, round_id, answer_id, value, comment FROM scores ORDER BY id") == before
+            assert q("SELECT count(*) FROM scores WHERE copied_from_id IS NOT NULL") == [(0,)]
+            assert q("SELECT id, answer_id, excluded FROM study_answers ORDER BY id") == slots
+            assert q("SELECT count(*) FROM study_answers WHERE twin_of_id IS NOT NULL") == [(0,)]
+            assert q('SELECT id, round_id, "order" FROM question_views ORDER BY id') == views
+            # The new columns hold what the feature writes: a twin slot and a recorded copy.
+            first, second = [row[0] for row in q("SELECT id FROM study_answers ORDER BY id")[:2]]
+            connection.execute(text("UPDATE study_answers SET twin_of_id = :first WHERE id = :second"),
+                               {"first": first, "second": second})
+            connection.execute(text("UPDATE scores SET copied_from_id = 1 WHERE id = 3"))
+        downgrade(revision=BEFORE_IDENTICAL)
+        with db.engine.connect() as connection:
+            assert connection.execute(text("SELECT id, round_id, answer_id, value, comment FROM scores "
+                                           "ORDER BY id")).all() == before
+            columns = {column["name"] for column in inspect(db.engine).get_columns("scores")}
+            assert "copied_from_id" not in columns
+            assert "twin_of_id" not in {c["name"] for c in inspect(db.engine).get_columns("study_answers")}
+        db.session.remove()
+        db.engine.dispose()

@@ -57,3 +57,39 @@ def test_the_undefined_alpha_note_shows_only_when_some_alpha_is_undefined(demo, 
         db.session.commit()
     page = client.get(f"/results/agreement?study={study_id}").get_data(as_text=True)
     assert UNDEFINED_NOTE in page and "α is undefined when every score is the same" in page
+
+
+def test_alpha_from_two_answers_is_given_with_a_warning(demo, client, auth):
+    """Issue 40, item 5: per-system agreement showed α = 1.000 from 2 answers with no warning."""
+    from app.models import AnnotationRound, Score, User
+    from app.services.accounts import create_user
+    from app.services.studies.lookup import require_study
+    from tests.support.scoring_data import generate_scores, included_answers
+
+    with demo.app_context():
+        for name in ("ann1", "ann2"):
+            create_user(name, "annotate-pass-1", "annotator")
+        generate_scores(["ann1"], seed=4)
+        study_id = require_study().id
+        answers = [a for a in included_answers(study_id) if a[1] == "terse-13b"][:2]
+        ann1, ann2 = (db.session.scalar(select(User.id).where(User.username == n)) for n in ("ann1", "ann2"))
+        second = AnnotationRound(study_id=study_id, annotator_id=ann2, number=1)
+        db.session.add(second)
+        db.session.flush()
+        for (answer_id, _, _, sha), value in zip(answers, (2, 4)):
+            db.session.scalars(select(Score).where(Score.answer_id == answer_id, Score.annotator_id == ann1)).one() \
+                .value = value
+            db.session.add(Score(round_id=second.id, annotator_id=ann2, answer_id=answer_id, answer_sha256=sha,
+                                 value=value))
+        db.session.commit()
+    auth.login("researcher")
+    page = client.get(f"/results/agreement?study={study_id}").get_data(as_text=True)
+    table = page.split('id="alpha"')[1].split("</table>")[0]
+    row = next(r for r in table.split("<tr") if "terse-13b" in r)
+    assert ">1.000<" in row
+    assert "only 2 answers scored by two or more annotators (fewer than 10): α is unreliable" in row
+    other = next(r for r in table.split("<tr") if "verbose-7b" in r)
+    assert "alpha-warning" not in other  # no answer of it scored twice: undefined, with its reason instead
+    data = client.get(f"/results/export/results.json?study={study_id}").get_json()
+    rows = {r["scope"]: r for r in data["views"]["all"]["agreement"]["alpha"]}
+    assert rows["terse-13b"]["warning"].startswith("only 2 answers")

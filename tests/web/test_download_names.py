@@ -52,10 +52,12 @@ def test_a_hostile_name_becomes_a_safe_file_name_with_the_given_extension(name):
 
 @pytest.mark.database_free
 @pytest.mark.parametrize("name, extension, expected", [
-    ('x"; filename*=UTF-8\'\'evil.html', ".jsonl", "x__ filename_=UTF-8''evil.html.jsonl"),
+    ('x"; filename*=UTF-8\'\'evil.html', ".jsonl", "x___filename_=UTF-8''evil.html.jsonl"),
     ("report.html", ".jsonl", "report.html.jsonl"),  # never another extension
     ("scores.CSV", ".csv", "scores.csv"),
-    ("line\r\nbreak", ".json", "line break.json"),
+    ("line\r\nbreak", ".json", "line_break.json"),
+    ("L-Eval human evaluation-scores-all", ".csv", "L-Eval_human_evaluation-scores-all.csv"),  # issue 40, item 10
+    ("  two  spaces\t", ".csv", "two_spaces.csv"),
     ("evil\u202egnp.html", ".jsonl", "evilgnp.html.jsonl"),
     ("../../etc/passwd", ".jsonl", "_.._etc_passwd.jsonl"),
     ("...", ".jsonl", "download.jsonl"),

@@ -230,3 +230,33 @@ def test_a_rater_steered_to_quote_a_word_flags_every_rating(demo, stub, workers,
     page = client.get(f"/judge/rater/runs/{job_id}").get_data(as_text=True)
     assert page.count('data-flag="too-short"') == len(ratings)
     assert f"({len(ratings)} flagged: every quote unsupported, or a quote under the minimum)" in page
+
+
+def test_choosing_the_evidence_profile_on_the_form_rates_with_the_evidence_prompt(demo, client, auth, monkeypatch):
+    """Issue 40, item 3: the form keeps the reference prompt chosen when the profile is switched to evidence;
+    launching failed with a red banner. As on the judge's form, the profile's own prompt is used."""
+    monkeypatch.setenv("LEVAL_TOKENIZER", "estimate")
+    with demo.app_context():
+        save_settings(base_url="http://127.0.0.1:9/v1", api_key="sk-rater-test-0123456789")  # no job runs here
+        study_id = db.session.scalars(select(Study)).one().id
+        reference_id, evidence_id = current_rater_prompt().id, current_rater_prompt("evidence").id
+    auth.login("researcher")
+    page = client.get("/judge/rater").get_data(as_text=True)
+    assert f'<option selected value="{reference_id}">' in page  # the form opens on the reference prompt
+    form = {"csrf_token": auth.token(), "study_id": str(study_id), "rater_model": MODEL, "profile": "evidence",
+            "prompt_id": str(reference_id), "max_quotes": "3", "context_tokens": str(CONTEXT), "json_schema": "y",
+            "temperature": "0", "concurrency": "2", "budget_usd": ""}
+    estimate = client.post("/judge/rater", data={**form, "estimate": "Estimate (dry run)"}).get_data(as_text=True)
+    assert "flash-error" not in estimate and 'data-estimate="truncation"' in estimate
+    response = client.post("/judge/rater", data={**form, "launch": "Rate every answer"})
+    assert response.status_code == 302, response.get_data(as_text=True)
+    with demo.app_context():
+        job = db.session.scalars(select(Job).order_by(Job.id.desc())).first()
+        assert job.params["profile"] == "evidence" and job.params["prompt_id"] == evidence_id
+    # And the other way round: the reference profile with the evidence prompt chosen rates with the reference one.
+    response = client.post("/judge/rater", data={**form, "profile": "reference", "prompt_id": str(evidence_id),
+                                                 "launch": "Rate every answer"})
+    assert response.status_code == 302, response.get_data(as_text=True)
+    with demo.app_context():
+        job = db.session.scalars(select(Job).order_by(Job.id.desc())).first()
+        assert "profile" not in job.params and job.params["prompt_id"] == reference_id  # a reference run's params

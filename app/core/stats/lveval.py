@@ -6,8 +6,10 @@ an interval is computed.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+
+from app.core.metrics.files import LVEVAL_DATASETS
 
 SEED = 20240206
 RESAMPLES = 1000
@@ -79,6 +81,12 @@ def overall_point(per_dataset: Mapping[str, Sequence[float]], *, seed: int = SEE
     stacked = np.mean([_means(g, seed + i) for i, g in enumerate(groups)], axis=0)
     low, high = _interval(stacked)
     return Point(mean, low, high, n)
+
+
+def overall_complete(datasets: Collection[str]) -> bool:
+    """Whether LV-Eval's overall can be given at a level: it is the mean over LV-Eval's 11 datasets, so a model
+    with fewer has another number (the mean of its own datasets), which must not be ranked beside it."""
+    return set(LVEVAL_DATASETS) <= set(datasets)
 
 
 def paired_delta(base: Mapping[object, float], variant: Mapping[object, float], *, seed: int = SEED) -> Point | None:

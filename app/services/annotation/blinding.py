@@ -18,9 +18,10 @@ from sqlalchemy.exc import IntegrityError
 
 from app.extensions import db
 from app.models import AnnotationRound, Answer, QuestionView, StudyAnswer
-from app.services.annotation.scoring import answer_label, resolve_in_order
+from app.services.annotation.payload import answer_label
+from app.services.annotation.scoring import resolve_in_order
 from app.services.studies.assignment import answer_in_share
-from app.services.studies.membership import SHOWN
+from app.services.studies.membership import ON_PAGE
 
 _RANDOM = secrets.SystemRandom()
 
@@ -33,9 +34,10 @@ def shuffled(ids: list[int]) -> list[int]:
 
 
 def shown_slot_ids(study_id: int, question_id: int, annotator_id: int) -> list[int]:
-    """The slots of this question that the study shows this annotator (in an adaptive study, those given to them)."""
+    """The slots of this question that the study shows this annotator (in an adaptive study, those given to them);
+    identical answers once (membership.ON_PAGE)."""
     return list(db.session.scalars(
-        select(StudyAnswer.id).where(StudyAnswer.study_id == study_id, StudyAnswer.question_id == question_id, SHOWN,
+        select(StudyAnswer.id).where(StudyAnswer.study_id == study_id, StudyAnswer.question_id == question_id, ON_PAGE,
                                      answer_in_share(study_id, annotator_id, StudyAnswer.id))
     ))
 
@@ -84,7 +86,7 @@ def visible_answers(view: QuestionView, study_id: int) -> list[BlindAnswer]:
     stmt = (
         select(StudyAnswer.id, Answer.id, Answer.text, Answer.sha256)
         .join(Answer, Answer.id == StudyAnswer.answer_id)
-        .where(StudyAnswer.id.in_(view.order), StudyAnswer.study_id == study_id, SHOWN)
+        .where(StudyAnswer.id.in_(view.order), StudyAnswer.study_id == study_id, ON_PAGE)
     )
     shown = {slot: (answer_id, text, sha) for slot, answer_id, text, sha in db.session.execute(stmt)}
     return [

@@ -31,7 +31,7 @@ from app.services.cache import cached
 from app.services.studies.allocation import AllocationStatus, allocation_status
 from app.services.studies.answers import Outdated, outdated
 from app.services.studies.assignment import annotator_ids, shares
-from app.services.studies.membership import SHOWN, study_scores
+from app.services.studies.membership import ON_PAGE, SHOWN, study_scores
 from app.services.studies.references import Detection, detect, hidden_counts, record
 
 
@@ -57,14 +57,14 @@ class AnnotatorProgress:
 def _answers_per_question(study_id: int) -> dict[int, int]:
     return dict(db.session.execute(
         select(StudyAnswer.question_id, func.count(StudyAnswer.id))
-        .where(StudyAnswer.study_id == study_id, SHOWN).group_by(StudyAnswer.question_id)
+        .where(StudyAnswer.study_id == study_id, ON_PAGE).group_by(StudyAnswer.question_id)
     ).all())
 
 
 def _done_by_round(study_id: int, round_ids: list[int]) -> dict[int, int]:
     if not round_ids:
         return {}
-    stmt = (study_scores(study_id, Score.round_id, func.count(Score.id))
+    stmt = (study_scores(study_id, Score.round_id, func.count(Score.id), on_page=True)
             .where(Score.round_id.in_(round_ids)).group_by(Score.round_id))
     return dict(db.session.execute(stmt).all())
 

@@ -1,19 +1,18 @@
 """Saving scores: validated 1–5 integers or a clear, idempotent, with every change kept as a revision.
 
-This module holds the whole save path of the question page: parsing, the annotator's round and
+This module holds the whole save path of the question page: the parsed body (payload.py), the annotator's round and
 view, the label's answer (which must still be the exact text the page showed, by its sha256), the
 write and the progress the page shows next.
 """
 from __future__ import annotations
 
-import string
 from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import Float, and_, bindparam, case, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.core.rubric import SCALE, is_score
+from app.core.rubric import SCALE
 from app.extensions import db
 from app.models import (
     COUNTED,
@@ -25,9 +24,8 @@ from app.models import (
     StudyAnswer,
 )
 from app.models.base import as_utc, utcnow
-from app.models.ids import MAX_DB_ID
+from app.services.annotation.payload import ScoreError, label_index, parse_score_payload
 from app.services.data_versions import note_written
-from app.services.input_rules import text_problem
 from app.services.sqlite_writer import one_writer
 from app.services.studies.assignment import (
     answer_in_share,
@@ -35,122 +33,12 @@ from app.services.studies.assignment import (
     may_score,
     may_score_question,
 )
-from app.services.studies.membership import SHOWN
+from app.services.studies.membership import ON_PAGE
+from app.services.studies.twins import record_for_twins
 
-MAX_COMMENT = 4000
-LETTERS = string.ascii_uppercase
 STARTED_OVER = "Your scoring round has changed (you were started over). Reload the page."
 NOT_YOURS = "This question is not yours to score in this study (any more). Reload the page."
 ANSWER_CHANGED = "Answer {label} is not the text this page showed any more. Reload the page."
-SHA256_HEX = frozenset("0123456789abcdef")
-# Active seconds the page reports with a save: a whole number, at most a day (no one scores one
-# question for longer; anything above is a broken or forged client).
-MAX_ACTIVE_SECONDS = 24 * 3600
-
-class ScoreError(ValueError):
-    """A save that cannot be accepted; `status` is the HTTP status to answer with, `reload` asks the page to reload."""
-
-    def __init__(self, message: str, *, status: int = 400, field: str | None = None, reload: bool = False):
-        super().__init__(message)
-        self.message, self.status, self.field, self.reload = message, status, field, reload
-
-    def as_json(self) -> dict:
-        body: dict = {"error": self.message}
-        if self.field:
-            body["field"] = self.field
-        if self.reload:
-            body["reload"] = True
-        return body
-
-
-def answer_label(index: int) -> str:
-    """0 → "A", 25 → "Z", 26 → "AA": spreadsheet-style column names."""
-    label = ""
-    index += 1
-    while index:
-        index, rest = divmod(index - 1, 26)
-        label = LETTERS[rest] + label
-    return label
-
-
-def label_index(label: str) -> int | None:
-    """Inverse of answer_label: "A" → 0, "AA" → 26; None for anything else."""
-    if not isinstance(label, str) or not 1 <= len(label) <= 3 or not all(c in LETTERS for c in label):
-        return None
-    index = 0
-    for char in label:
-        index = index * 26 + LETTERS.index(char) + 1
-    return index - 1
-
-
-@dataclass(frozen=True)
-class ScoreInput:
-    study_id: int
-    question_id: int
-    label: str
-    value: int | None  # None clears the score
-    comment: str
-    round_number: int | None
-    answer_sha256: str
-    seconds: int | None = None
-
-
-def _strict_int(value: object) -> bool:
-    # bool is an int subclass in Python: true/false must not pass as 1/0.
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _positive_id(data: dict, key: str) -> int:
-    value = data.get(key)
-    # Beyond MAX_DB_ID no id column holds the id: refuse it here, not with a 500 deeper down.
-    if not _strict_int(value) or not 1 <= value <= MAX_DB_ID:
-        raise ScoreError(f"{key} must be a positive integer.", field=key)
-    return value
-
-
-def parse_score_payload(data: object) -> ScoreInput:
-    """Validate the JSON body {study, question_id, label, value | clear, answer, comment?, round?, seconds?}.
-
-    `value` is a whole number from 1 to 5; with `clear: true` (and no value) the answer's score is
-    cleared: it is "Not scored" again. An accidental null is not a clear: it is refused.
-    """
-    if not isinstance(data, dict):
-        raise ScoreError("Send a JSON object.")
-    study_id = _positive_id(data, "study")
-    question_id = _positive_id(data, "question_id")
-    label = data.get("label")
-    if not isinstance(label, str) or label_index(label) is None:
-        raise ScoreError("label must name an answer, such as \"A\".", field="label")
-    clear = data.get("clear", False)
-    if not isinstance(clear, bool):
-        raise ScoreError("clear must be true or false.", field="clear")
-    value = data.get("value")
-    if clear:
-        if value is not None:
-            raise ScoreError("A clear carries no score: leave value out (or null).", field="value")
-    elif not is_score(value):
-        raise ScoreError("Score must be a whole number from 1 to 5.", field="value")
-    answer = data.get("answer")
-    if not isinstance(answer, str) or len(answer) != 64 or not set(answer) <= SHA256_HEX:
-        raise ScoreError("answer must be the sha256 of the answer text the page showed.", field="answer")
-    comment = data.get("comment", "")
-    if comment is None:
-        comment = ""
-    if not isinstance(comment, str):
-        raise ScoreError("comment must be text.", field="comment")
-    comment = comment.replace("\r\n", "\n").strip()
-    problem = text_problem(comment)  # a NUL, or half a surrogate pair (JSON can carry one)
-    if problem:
-        raise ScoreError(f"comment {problem}.", field="comment")
-    if len(comment) > MAX_COMMENT:
-        raise ScoreError(f"Comment is too long ({len(comment)} characters; at most {MAX_COMMENT}).", field="comment")
-    round_number = data.get("round")
-    if round_number is not None and not _strict_int(round_number):
-        raise ScoreError("round must be an integer.", field="round")
-    seconds = data.get("seconds")
-    if seconds is not None and (not _strict_int(seconds) or not 0 <= seconds <= MAX_ACTIVE_SECONDS):
-        raise ScoreError(f"seconds must be a whole number from 0 to {MAX_ACTIVE_SECONDS}.", field="seconds")
-    return ScoreInput(study_id, question_id, label, value, comment, round_number, answer, seconds)
 
 
 @dataclass(frozen=True)
@@ -187,7 +75,7 @@ _SHOWN_ANSWER = (
     .join(StudyAnswer, StudyAnswer.answer_id == Answer.id)
     .outerjoin(Score, and_(Score.answer_id == Answer.id, Score.round_id == bindparam("round_id")))
     .where(StudyAnswer.id == bindparam("slot_id"), StudyAnswer.study_id == bindparam("study_id"),
-           SHOWN)
+           ON_PAGE)
 )
 _CURRENT = select(Score.id, Score.value, Score.comment).where(
     Score.round_id == bindparam("round_id"), Score.answer_id == bindparam("answer_id")
@@ -318,7 +206,7 @@ def _progress_statement():
         )
         .select_from(StudyAnswer)
         .outerjoin(Score, and_(Score.answer_id == StudyAnswer.answer_id, Score.round_id == bindparam("round_id")))
-        .where(StudyAnswer.study_id == bindparam("study_id"), SHOWN, assigned)
+        .where(StudyAnswer.study_id == bindparam("study_id"), ON_PAGE, assigned)
     )
 
 
@@ -366,6 +254,8 @@ def save_from_request(annotator_id: int, data: object) -> dict:
         result = save_score(context, answer_id, sha, payload.label, payload.value, payload.comment,
                             seconds=payload.seconds, commit=False,
                             current=None if score_id is None else (score_id, value, comment))
+        if result.changed:  # the same score for the systems whose identical answers this one shows
+            record_for_twins(context.round_id, context.order[label_index(payload.label)], answer_id)
         progress = progress_after_save(context, payload.question_id)
         db.session.commit()
     return {
@@ -393,7 +283,7 @@ def frequencies(study_id: int, round_id: int) -> dict[int, int]:
     stmt = (
         select(Score.value, func.count(Score.id))
         .join(StudyAnswer, and_(StudyAnswer.answer_id == Score.answer_id, StudyAnswer.study_id == study_id,
-                                SHOWN))
+                                ON_PAGE))
         .where(Score.round_id == round_id, COUNTED)
         .group_by(Score.value)
     )

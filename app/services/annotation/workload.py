@@ -22,7 +22,7 @@ from app.models import (
     StudyQuestion,
 )
 from app.services.studies.assignment import answer_in_share, in_share
-from app.services.studies.membership import shown_answers, study_scores
+from app.services.studies.membership import ON_PAGE, shown_answers, study_scores
 
 SNIPPET_CHARS = 90
 
@@ -141,6 +141,7 @@ def shown_answer_counts(study_id: int, annotator_id: int | None = None) -> list[
         shown_answers(study_id, Question.id, Question.document_id, Document.title, Document.task, StudyQuestion.position,
                       Question.instruction, func.count(StudyAnswer.id))
         .join(StudyQuestion, (StudyQuestion.study_id == study_id) & (StudyQuestion.question_id == Question.id))
+        .where(ON_PAGE)  # identical answers once, as the page shows them
         .group_by(Question.id, Document.id, StudyQuestion.position)
         .order_by(StudyQuestion.position)
     )
@@ -153,7 +154,7 @@ def shown_answer_counts(study_id: int, annotator_id: int | None = None) -> list[
 def scored_counts(study_id: int, round_id: int) -> dict[int, int]:
     """{question id: answers the study shows now that this round has scored}."""
     stmt = (
-        study_scores(study_id, Answer.question_id, func.count(Score.id))
+        study_scores(study_id, Answer.question_id, func.count(Score.id), on_page=True)
         .where(Score.round_id == round_id)
         .group_by(Answer.question_id)
     )

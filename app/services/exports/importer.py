@@ -28,6 +28,7 @@ from app.services.exports.lookup import StudyIndex
 from app.services.exports.rows import parse_iso_utc
 from app.services.planner_statistics import SCORED, analyze
 from app.services.importers.fields import optional_str, require_str, require_str_list
+from app.services.studies.twins import link_recorded
 
 IMPORT_FORMATS = ("auto", "jsonl", "leval")
 CONFLICT_EXAMPLES = 5
@@ -52,6 +53,8 @@ class ParsedScore:
     first_scored_at: datetime | None = None
     round_status: str | None = None
     annotator_active: bool | None = None
+    shown_once_for: str = ""  # the systems one score was given for on a page showing their answers once
+    question_id: int | None = None
 
 
 @dataclass
@@ -209,6 +212,7 @@ def parse_jsonl_scores(rows: list[Row], name: str, index: StudyIndex) -> list[Pa
             first_scored_at=_optional_time(row, "first_scored_at", name),
             round_status=status or None,
             annotator_active=_optional_bool(row, "annotator_active", name),
+            shown_once_for=optional_str(row, "shown_once_for", name) or "", question_id=questions[0].id,
         ))
     return parsed
 
@@ -334,6 +338,7 @@ def store_scores(parsed: list[ParsedScore], name: str, study_id: int, *, replace
     existing = {(s.round_id, s.answer_id): s for s in db.session.scalars(
         select(Score).where(Score.round_id.in_(round_ids)))}
     first_line: dict[tuple[int, int], int] = {}
+    shown_once: dict[tuple, list[tuple[int, int]]] = {}
     for p in parsed:
         user = users[p.annotator]
         round_ = rounds[(user.id, p.round)]
@@ -342,6 +347,8 @@ def store_scores(parsed: list[ParsedScore], name: str, study_id: int, *, replace
             raise FileFormatError(name, f"a second score for the same answer, annotator and round (first on line "
                                       f"{first_line[key]})", line=p.line, field=p.field)
         first_line[key] = p.line
+        if p.shown_once_for:
+            shown_once.setdefault((round_.id, p.question_id, p.shown_once_for), []).append(key)
         created_at = p.first_scored_at or p.scored_at or utcnow()
         updated_at = p.scored_at or created_at
         current = existing.get(key)
@@ -371,3 +378,7 @@ def store_scores(parsed: list[ParsedScore], name: str, study_id: int, *, replace
                 report.conflict_examples.append(
                     f"line {p.line}: {p.annotator}, round {p.round}, {p.describe}: stored {current.value}, file {p.value}")
     db.session.flush()
+    if shown_once:  # each group: one score given for several systems' identical answers, kept as such
+        ids = {(s.round_id, s.answer_id): s.id for s in db.session.scalars(
+            select(Score).where(Score.round_id.in_(round_ids)))}
+        link_recorded([[ids[key] for key in keys] for keys in shown_once.values()], study_id)

@@ -23,15 +23,15 @@ from app.models import (
     System,
     User,
 )
-from app.services.studies.membership import in_latest_round
-from app.services.studies.membership import shown_answers, study_scores
+from app.services.studies.membership import in_latest_round, shown_answers, study_scores
+from app.services.studies.twins import scored_once_for
 
 # The first ten are the minimal export's columns; the rest make a row traceable and importable.
 SCORE_FIELDS = (
     "annotator", "system", "document_id", "question_id", "query", "answer_label", "score", "comment",
     "scored_at", "seconds_spent", "round", "round_status", "first_scored_at", "task", "document_sha256",
     "question_position", "gt", "prediction_file", "prediction_file_sha256", "answer_sha256", "answer_version",
-    "stale", "annotator_active", "study", "app_version", "allocation", "allocation_step",
+    "stale", "annotator_active", "study", "app_version", "allocation", "allocation_step", "shown_once_for",
 )
 ROUND_CHOICES = ("all", "current")
 
@@ -76,7 +76,7 @@ def _score_statement(study_id: int, rounds: str, annotator: str | None, score_id
             Score.value, Score.comment, Score.updated_at, Score.seconds_spent, AnnotationRound.number,
             AnnotationRound.status, Score.created_at, Document.task, Document.sha256, Question.position,
             Question.reference, PredictionFile.filename, PredictionFile.sha256, Score.answer_sha256, Answer.version,
-            Score.answer_id, User.active, StudyAllocation.step, include_stale=True,
+            Score.answer_id, User.active, StudyAllocation.step, Score.id, Score.copied_from_id, include_stale=True,
         )
         .join(User, User.id == AnnotationRound.annotator_id)
         .outerjoin(StudyAnswer, (StudyAnswer.study_id == study_id) & (StudyAnswer.answer_id == Score.answer_id))
@@ -111,7 +111,9 @@ def iter_score_rows(study_id: int, rounds: str = "all", annotator: str | None = 
     is true when the study no longer shows that version (a score results leave out);
     `annotator_active` lets a re-import create the account as it was. `allocation` is the study's
     policy (fixed or adaptive) and `allocation_step` the adaptive step at which the answer was given
-    to the annotator (empty in a fixed study), so the sampling can be replayed.
+    to the annotator (empty in a fixed study), so the sampling can be replayed. `shown_once_for` names the
+    systems whose identical answers the annotator's page showed once and scored once (this row's system among
+    them; services/studies/twins.py), and is empty for an answer shown by itself.
     """
     stmt = _score_statement(study_id, rounds, annotator, score_ids)  # a bad argument fails here, not mid-stream
     return _rows(study_id, stmt, offset, limit)
@@ -126,9 +128,11 @@ def _rows(study_id: int, stmt, offset: int, limit: int | None) -> Iterator[dict[
         stmt = stmt.limit(limit)
     study_name, allocation = db.session.execute(select(Study.name, Study.allocation).where(Study.id == study_id)).one()
     shown = set(db.session.scalars(shown_answers(study_id, StudyAnswer.answer_id)))
+    shown_once = scored_once_for(study_id)
+    streamed = db.session.execute(stmt.execution_options(yield_per=STREAM_CHUNK))
     for (username, system, document_id, question_id, query, label, value, comment, updated, seconds, number,
          status, created, task, document_sha, position, gt, filename, file_sha, answer_sha, version,
-         answer_id, active, step) in db.session.execute(stmt.execution_options(yield_per=STREAM_CHUNK)):
+         answer_id, active, step, score_id, source_id) in streamed:
         yield {
             "annotator": username, "system": system, "document_id": document_id, "question_id": question_id,
             "query": query, "answer_label": label or "", "score": value, "comment": comment or "",
@@ -139,4 +143,5 @@ def _rows(study_id: int, stmt, offset: int, limit: int | None) -> Iterator[dict[
             "answer_sha256": answer_sha, "answer_version": version, "stale": answer_id not in shown,
             "annotator_active": bool(active), "study": study_name, "app_version": __version__,
             "allocation": allocation, "allocation_step": step if step is not None else "",
+            "shown_once_for": shown_once.get(source_id or score_id, ""),
         }

@@ -22,7 +22,8 @@ def _score(system_id: int, *, profiles, job_id: int | None = None, check_cancell
 
 def _tab(profile: str) -> tuple[str, dict]:
     tab = lveval_tab(profile)
-    return "leaderboard/lveval.html", {"systems": tab.systems, "levels": tab.levels, "curves": tab.curves}
+    return "leaderboard/lveval.html", {"systems": tab.systems, "levels": tab.levels, "curves": tab.curves,
+                                       "datasets_total": tab.datasets_total}
 
 
 def _model_of(path: PurePath) -> str:

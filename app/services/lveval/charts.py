@@ -23,9 +23,12 @@ def curves_svg(view: LvevalView, *, identifier: str | None = None) -> Markup:
             ceiling=[ceiling.get(level) for level in view.levels],
             flagged=[system.flags.get(level, False) for level in view.levels],
         ))
-    what = "LV-Eval overall (mean of the datasets)" if view.dataset == OVERALL else view.dataset
+    what = "LV-Eval overall (mean of the 11 datasets)" if view.dataset == OVERALL else view.dataset
+    note = "Whiskers: 95% bootstrap intervals over questions."
+    if view.dataset == OVERALL and any(system.incomplete for system in view.systems):
+        note += " A system without all 11 datasets at a level has no point there."
     svg = level_curves(view.levels, curves, title=f"{what}: score by length level ({view.profile} profile)",
-                       note="Whiskers: 95% bootstrap intervals over questions.", identifier=identifier)
+                       note=note, identifier=identifier)
     return Markup(svg)
 
 

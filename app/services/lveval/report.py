@@ -33,6 +33,14 @@ class SystemView:
     average: float | None = None  # the paper's average over levels (or overall)
     ceiling: analysis.Ceiling | None = None
     flags: dict[str, bool] = field(default_factory=dict)
+    # Overall only: per level, how many of LV-Eval's datasets the system has; where that is not all of them,
+    # `partial` keeps the mean over its own datasets (shown as such, never as LV-Eval's overall, never ranked).
+    datasets: dict[str, int] = field(default_factory=dict)
+    partial: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def incomplete(self) -> bool:
+        return any(n < len(LVEVAL_DATASETS) for n in self.datasets.values())
 
 
 @dataclass
@@ -62,6 +70,7 @@ class LvevalView:
     context_words: dict[str, float]
     heatmaps: list[Heatmap]
     ablations: list[Ablation]
+    datasets_total: int = len(LVEVAL_DATASETS)  # what an overall is the mean over
 
 
 def _scores(profile: str):
@@ -119,14 +128,22 @@ def _build_view(profile: str, dataset: str, words_per_token: float) -> LvevalVie
         for level in LVEVAL_LEVELS:
             per_dataset = grouped[system_id].get(level, {})
             if dataset == OVERALL:
-                view.points[level] = analysis.overall_point(per_dataset)
                 value = aggregates.get((system_id, level_task(level)))
+                if per_dataset:
+                    view.datasets[level] = len(per_dataset)
+                if not analysis.overall_complete(per_dataset):
+                    if value is not None:
+                        view.partial[level] = value
+                    continue
+                view.points[level] = analysis.overall_point(per_dataset)
             else:
                 view.points[level] = analysis.mean_point(per_dataset.get(dataset, []))
                 value = aggregates.get((system_id, f"{dataset}_{level}"))
             if value is not None:
                 view.table[level] = value
         view.average = aggregates.get((system_id, OVERALL_TASK if dataset == OVERALL else dataset))
+        if dataset == OVERALL and (view.incomplete or len(view.datasets) < len(LVEVAL_LEVELS)):
+            view.partial["avg"], view.average = view.average, None  # the paper's average is over all 55 cells
         means = {level: p.mean for level, p in view.points.items() if p is not None}
         view.ceiling = analysis.ceiling(LVEVAL_LEVELS, means, system.context_window, context_words, words_per_token)
         if view.ceiling:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from app.core.metrics.files import LVEVAL_LEVELS
+from app.core.metrics.files import LVEVAL_DATASETS, LVEVAL_LEVELS
 from app.core.metrics.lveval.table import result_csv_text, result_json, result_json_text
 from app.extensions import db
 from app.models import MetricAggregate, System
@@ -25,13 +25,15 @@ class LvevalTab:
     systems: list[SystemView]
     levels: tuple[str, ...]
     curves: str
+    datasets_total: int
 
 
 def lveval_tab(profile: str) -> LvevalTab:
     view = build_view(profile)
     systems = sorted(view.systems, key=lambda s: (s.average is None, -(s.average or 0.0), s.name.lower()))
     return LvevalTab(systems=systems, levels=LVEVAL_LEVELS,
-                     curves=curves_svg(view, identifier="leaderboard-lveval-curves") if systems else "")
+                     curves=curves_svg(view, identifier="leaderboard-lveval-curves") if systems else "",
+                     datasets_total=view.datasets_total)
 
 
 def lveval_json(profile: str) -> list[dict]:
@@ -62,5 +64,8 @@ def lveval_json(profile: str) -> list[dict]:
             "per_level": {level: extra[level_task(level)] for level in LVEVAL_LEVELS if level_task(level) in extra},
             "per_dataset": {task: value for task, value in extra.items() if not task.startswith("lveval@")},
             "overall": extra.get(OVERALL_TASK),
+            # per_level and overall are over the cells it has: LV-Eval's own only when no dataset is missing.
+            "missing_datasets": sorted(set(LVEVAL_DATASETS) - {dataset for dataset, _ in cells[system_id]}),
+            "complete": len(cells[system_id]) == len(LVEVAL_DATASETS) * len(LVEVAL_LEVELS),
         })
     return result

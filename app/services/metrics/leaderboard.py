@@ -3,17 +3,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlalchemy import and_, func, select, true
+from sqlalchemy import and_, func, or_, select, true
 
 from app.core.metrics import METRIC_KEYS
 from app.core.metrics.files import LEVAL_TASKS as LEVAL_TASK_ORDER
 from app.core.metrics.selection import SCOPE_COUNTED
+from app.core.text import search_terms
 from app.extensions import db
 from app.models import (
     Document,
     MetricAggregate,
     MetricResult,
     Prediction,
+    PredictionFile,
     Question,
     Reference,
     System,
@@ -242,6 +244,7 @@ def system_tasks(system_id: int, profile: str) -> list[tuple[str, dict[str, tupl
 class QuestionValue:
     task: str
     document_title: str
+    file: str
     line_no: int
     question: str
     prediction: str
@@ -258,6 +261,8 @@ class QuestionPage:
     pages: int
     aggregate: tuple[float, int] | None
     per_page: int = PER_PAGE
+    unfiltered: int = 0  # values before the search and the document filter
+    documents: list[tuple[int, str]] = field(default_factory=list)  # the filter's choices
 
 
 def _bucket_filter(task: str, metric: str):
@@ -270,9 +275,19 @@ def _bucket_filter(task: str, metric: str):
     return and_(Document.collection != HUMAN_EVAL, Document.task == task, counted)
 
 
+def _searched(terms: list[str]):
+    """Every term in the question, the prediction or the document's title (core.text.search_terms' words)."""
+    return and_(true(), *(or_(func.lower(Question.instruction).contains(term, autoescape=True),
+                              func.lower(Prediction.text).contains(term, autoescape=True),
+                              func.lower(Document.title).contains(term, autoescape=True)) for term in terms))
+
+
 def question_values(system_id: int, task: str, metric: str, profile: str, *, page: int = 1, sort: str = "file",
-                    per_page: int = PER_PAGE) -> QuestionPage:
-    """The per-question values behind one aggregate, with each prediction and its references."""
+                    per_page: int = PER_PAGE, search: str = "", document_id: int | None = None) -> QuestionPage:
+    """The per-question values behind one aggregate, with each prediction and its references; `search` keeps
+    those whose question, prediction or document title has every word of it, `document_id` one document's.
+
+    File order is the order of the prediction files, each line by line (as imported)."""
     key = ITEM_KEYS.get(metric, metric)
     base = (
         select(Prediction.id)
@@ -282,19 +297,28 @@ def question_values(system_id: int, task: str, metric: str, profile: str, *, pag
                                  MetricResult.profile == profile))
         .where(Prediction.system_id == system_id, _bucket_filter(task, metric))
     )
+    unfiltered = db.session.scalar(select(func.count()).select_from(base.subquery())) or 0
+    documents = list(db.session.execute(
+        select(Document.id, Document.title).where(Document.id.in_(base.with_only_columns(Question.document_id)))
+        .order_by(Document.title, Document.id)).all())
+    base = base.where(_searched(search_terms(search)))
+    if document_id is not None:
+        base = base.where(Question.document_id == document_id)
     total = db.session.scalar(select(func.count()).select_from(base.subquery())) or 0
     pages = max(1, -(-total // per_page))
     page = min(max(page, 1), pages)
     order = {"low": (MetricResult.value.asc(),), "high": (MetricResult.value.desc(),)}.get(sort, ())
+    file_order = (Prediction.file_id.is_(None), Prediction.file_id, Prediction.line_no, Prediction.id)
     ids = list(db.session.scalars(
-        base.order_by(*order, Document.task, Prediction.line_no, Prediction.id).limit(per_page).offset((page - 1) * per_page)
+        base.order_by(*order, *file_order).limit(per_page).offset((page - 1) * per_page)
     ))
     agg = db.session.scalars(select(MetricAggregate).where(
         MetricAggregate.system_id == system_id, MetricAggregate.task == task, MetricAggregate.metric == metric,
         MetricAggregate.profile == profile,
     )).first()
     return QuestionPage(items=_question_items(ids, metric, profile), total=total, page=page, pages=pages,
-                        aggregate=(agg.value, agg.n) if agg else None, per_page=per_page)
+                        aggregate=(agg.value, agg.n) if agg else None, per_page=per_page, unfiltered=unfiltered,
+                        documents=[(doc_id, title) for doc_id, title in documents])
 
 
 def _question_items(ids: list[int], metric: str, profile: str) -> list[QuestionValue]:
@@ -308,6 +332,8 @@ def _question_items(ids: list[int], metric: str, profile: str) -> list[QuestionV
         select(Prediction, Question, Document).join(Question, Prediction.question_id == Question.id)
         .join(Document, Question.document_id == Document.id).where(Prediction.id.in_(ids))
     )}
+    files = dict(db.session.execute(select(PredictionFile.id, PredictionFile.filename).where(
+        PredictionFile.id.in_({p.file_id for p, _, _ in rows.values() if p.file_id is not None}))).all())
     question_ids = [rows[pid][1].id for pid in ids]
     extra_refs: dict[int, list[Reference]] = {}
     for ref in db.session.scalars(select(Reference).where(Reference.question_id.in_(question_ids)).order_by(Reference.id)):
@@ -324,7 +350,7 @@ def _question_items(ids: list[int], metric: str, profile: str) -> list[QuestionV
         others = {k: v for k, v in values.items() if k in METRIC_KEYS or k in ("pred_words", "ref_words")}
         items.append(QuestionValue(
             task=HUMAN_EVAL_BUCKET if document.collection == HUMAN_EVAL else document.task,
-            document_title=document.title, line_no=prediction.line_no, question=question.instruction,
+            document_title=document.title, file=files.get(prediction.file_id, ""), line_no=prediction.line_no, question=question.instruction,
             prediction=prediction.text, value=value, others=others, references=references,
         ))
     return items

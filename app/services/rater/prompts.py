@@ -7,6 +7,7 @@ from app.core.rater import (
     RaterTemplate,
     validate_template,
 )
+from app.core.rater.prompt import is_evidence
 from app.models import RaterPrompt
 from app.services.llm.prompt_versions import (
     PromptError,
@@ -47,6 +48,18 @@ def current_rater_prompt(profile: str = "reference") -> RaterPrompt:
 
 def get_rater_prompt(prompt_id: int) -> RaterPrompt | None:
     return _versions.get(prompt_id)
+
+
+def prompt_for_profile(profile: str, chosen_id: int | None) -> int | None:
+    """The prompt version a run of the form rates with: the chosen one when it is of the profile's kind (only the
+    evidence profile's prompts show the document), else the profile's newest, as the judge's form does; an
+    unknown id or profile is returned as it is, for the run's checks to refuse."""
+    chosen = get_rater_prompt(chosen_id) if chosen_id is not None else None
+    if profile not in PROFILE_TEMPLATES or (chosen is None and chosen_id is not None):
+        return chosen_id
+    if chosen is not None and is_evidence(as_template(chosen)) == is_evidence(PROFILE_TEMPLATES[profile]):
+        return chosen.id
+    return current_rater_prompt(profile).id
 
 
 def create_rater_version(base: RaterPrompt, *, system_text: str, user_template: str,

@@ -20,6 +20,7 @@ from app.core.version import __version__
 from app.extensions import db
 from app.models import Document, Question, Study, StudySystem, System
 from app.services.studies.allocation import SAMPLING_NOTE
+from app.services.studies.twins import summary as twins_summary
 from app.services.cache import cached
 from app.services.results.judge_rates import WinRates, load_win_rates
 from app.services.results.metric_values import (
@@ -273,6 +274,7 @@ def _full_results(study_id: int, win_rates: WinRates | None, n_resamples: int) -
         "scores_used": "each annotator's latest round in the study, on the answer versions the study shows "
                        "(stale scores left out)",
         "sampling": sampling or {"allocation": "fixed"},
+        "identical_answers": twins_summary(study) if study else None,
         "n_included_answers": scores.n_included,
         "annotators": [p.to_dict() for p in scores.progress],
         "systems": [{"system": name, "length_instruction": bool(flag)} for name, flag in systems],

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from app.core.judge.profiles import LEVAL
 from app.core.judge.profiles import PROFILES as JUDGE_PROFILES
 from app.core.metrics.files import OPEN_TASKS
 from app.extensions import db
-from app.models import Job, MetricAggregate, System
+from app.models import Document, Job, MetricAggregate, Prediction, Question, System
+from app.models.corpus import TASKS
 from app.services.cache import NO_STUDY, cached
 from app.services.judge import RunSpec, win_rates
 from app.services.judge.reports import task_win_rates
@@ -113,6 +114,24 @@ def _table2(systems: list[tuple[str, bool]], profile: str, judge_profile: str | 
     }
     data["missing"] = missing_note(data)
     return data
+
+
+def empty_reason(systems: list[tuple[str, bool]]) -> tuple[str, list[str]]:
+    """Why a study's Table 2 has no row, as (reason, systems): "no_task_files" (L-Eval's open-ended task files
+    are not imported: the human-evaluation subset alone never fills it), "no_task_predictions" (none of the
+    study's systems answered those tasks) or "not_scored" (the systems whose task predictions wait for metrics)."""
+    if db.session.scalar(select(Document.id).where(Document.collection == TASKS, Document.task.in_(OPEN_TASKS))
+                         .limit(1)) is None:
+        return "no_task_files", []
+    names = [name for name, _ in systems]
+    on_tasks = (select(System.name, func.count(Prediction.id)).join(Prediction, Prediction.system_id == System.id)
+                .join(Question, Question.id == Prediction.question_id).join(Document, Document.id == Question.document_id)
+                .where(Document.collection == TASKS, Document.task.in_(OPEN_TASKS)))
+    answered = [name for name, n in db.session.execute(on_tasks.where(System.name.in_(names)).group_by(System.name))
+                if n]
+    if not answered:
+        return "no_task_predictions", sorted(names)
+    return "not_scored", sorted(answered)
 
 
 CELL_COLUMNS = ("metric", "win_rate", "delta_words")

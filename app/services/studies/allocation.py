@@ -16,7 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from app.core import allocation as policy
@@ -149,12 +149,17 @@ def _candidates(study_id: int, user_id: int) -> list[policy.Candidate]:
 
 
 def _pending(study_id: int, ratings: dict) -> dict[tuple[int, int], int]:
-    """Answers given and not scored yet, per (question, system)."""
-    given = {(q, s): n for q, s, n in db.session.execute(
-        select(StudyAllocation.question_id, StudyAnswer.system_id, func.count(StudyAllocation.id))
-        .join(StudyAnswer, StudyAnswer.id == StudyAllocation.study_answer_id)
-        .where(StudyAllocation.study_id == study_id)
-        .group_by(StudyAllocation.question_id, StudyAnswer.system_id))}
+    """Answers given and not scored yet, per (question, system); a slot given counts for its twins too (its
+    score is recorded for them)."""
+    per_slot = dict(db.session.execute(
+        select(StudyAllocation.study_answer_id, func.count(StudyAllocation.id))
+        .where(StudyAllocation.study_id == study_id).group_by(StudyAllocation.study_answer_id)).all())
+    given: dict[tuple[int, int], int] = defaultdict(int)
+    for slot, question_id, system_id, twin_of in db.session.execute(
+            select(StudyAnswer.id, StudyAnswer.question_id, StudyAnswer.system_id, StudyAnswer.twin_of_id)
+            .where(StudyAnswer.study_id == study_id,
+                   or_(StudyAnswer.id.in_(list(per_slot)), StudyAnswer.twin_of_id.in_(list(per_slot))))):
+        given[(question_id, system_id)] += per_slot.get(slot, 0) + (per_slot.get(twin_of, 0) if twin_of else 0)
     return {cell: n - len(ratings.get(cell, {})) for cell, n in given.items() if n > len(ratings.get(cell, {}))}
 
 
@@ -217,17 +222,18 @@ def _give(study: Study, user_id: int, rng: random.Random | None) -> Given:
     if decision.choice is None:
         return Given(None, decision.reason or EXHAUSTED)
     choice = decision.choice
-    slots = {(q, s): slot for slot, q, s in db.session.execute(
-        select(StudyAnswer.id, StudyAnswer.question_id, StudyAnswer.system_id)
+    # A system whose answer another system's slot shows (its twin, services/studies/twins.py) is given as that slot:
+    # the annotator sees the text once, and the score given there is recorded for every system that gave it.
+    slots = {(q, s): twin_of or slot for slot, q, s, twin_of in db.session.execute(
+        select(StudyAnswer.id, StudyAnswer.question_id, StudyAnswer.system_id, StudyAnswer.twin_of_id)
         .where(StudyAnswer.study_id == study.id, SHOWN, StudyAnswer.question_id.in_(list(choice.answers))))}
     count = 0
     try:
         for question_id, systems in choice.answers.items():
             db.session.add(StudyAssignment(study_id=study.id, user_id=user_id, question_id=question_id))
-            for system_id in systems:
+            for slot in dict.fromkeys(slots[(question_id, system_id)] for system_id in systems):
                 db.session.add(StudyAllocation(study_id=study.id, user_id=user_id, question_id=question_id,
-                                               study_answer_id=slots[(question_id, system_id)],
-                                               document_id=choice.document, step=step))
+                                               study_answer_id=slot, document_id=choice.document, step=step))
                 count += 1
         db.session.flush()
     except IntegrityError:

@@ -19,12 +19,14 @@ from app.models import (
     Answer,
     Prediction,
     Score,
+    Study,
     StudyAnswer,
     StudyQuestion,
     StudySystem,
     System,
 )
 from app.models.corpus import LONG_ANSWER_HELD
+from app.services.studies import twins
 from app.services.studies.membership import SHOWN
 
 
@@ -110,6 +112,8 @@ def pin_latest(study_id: int, system_id: int, *, dry_run: bool = False, only_new
     report.stale_scores = _scores_on(study_id, replaced)
     if not dry_run:
         db.session.flush()
+        if report.added or report.moved:
+            twins.refresh(db.session.get(Study, study_id))  # an answer joined or moved: which ones show alike
     return report
 
 

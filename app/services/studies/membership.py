@@ -22,6 +22,10 @@ from app.models import (
 )
 
 SHOWN: ColumnElement[bool] = StudyAnswer.excluded.is_(False)
+# The slots an annotator's page shows and scores: the shown ones, except a slot whose text shows the same as another
+# slot of the question, which the page shows once for both (its twin; services/studies/twins.py). A twin's
+# slot is still shown in the study's sense: its system has the score, which results count.
+ON_PAGE: ColumnElement[bool] = and_(SHOWN, StudyAnswer.twin_of_id.is_(None))
 
 
 def shown_answers(study_id: int, *columns) -> Select:
@@ -41,13 +45,14 @@ def count_shown(study_id: int) -> int:
     return db.session.scalar(shown_answers(study_id, func.count(StudyAnswer.id))) or 0
 
 
-def study_scores(study_id: int, *columns, include_stale: bool = False) -> Select:
+def study_scores(study_id: int, *columns, include_stale: bool = False, on_page: bool = False) -> Select:
     """Select `columns` over the study's scores (Score, AnnotationRound, Answer, System, Question, Document joined).
 
     Cleared scores (no value) are never among them.
 
     Only scores of the answer version the study shows now, on a slot still shown, unless
-    `include_stale`; then every score given in the study's rounds.
+    `include_stale`; then every score given in the study's rounds. With `on_page`, only those on the slots
+    the annotator's page shows (ON_PAGE: a twin's recorded copy is left out), for its progress.
     """
     stmt = (
         select(*columns).select_from(Score)
@@ -61,7 +66,7 @@ def study_scores(study_id: int, *columns, include_stale: bool = False) -> Select
     if include_stale:
         return stmt
     return stmt.join(StudyAnswer, and_(
-        StudyAnswer.study_id == study_id, StudyAnswer.answer_id == Score.answer_id, SHOWN,
+        StudyAnswer.study_id == study_id, StudyAnswer.answer_id == Score.answer_id, ON_PAGE if on_page else SHOWN,
     ))
 
 

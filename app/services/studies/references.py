@@ -29,6 +29,7 @@ from app.models import (
 )
 from app.models.corpus import REFERENCE_LABELS
 from app.services.sqlite_writer import one_writer
+from app.services.studies import twins
 from app.services.studies.membership import SHOWN
 
 LOOKUP_CHUNK = 500  # hashes per IN (…) list: well under SQLite's and PostgreSQL's parameter limits
@@ -98,8 +99,9 @@ def detect(study: Study, *, include_excluded: bool = True) -> Detection:
                     found.matches.append(ReferenceMatch(question_id, system_id, name, kind, known[key]))
         groups: dict[str, list[str]] = defaultdict(list)
         for _, name, text, _ in given:
-            if text.strip():
-                groups[" ".join(text.split())].append(name)
+            shown = twins.shows_as(text)  # the twins' rule: what the annotator's page shows
+            if shown:
+                groups[shown].append(name)
         found.shared_answers += [(question_id, names) for names in groups.values() if len(names) > 1]
     return found
 
@@ -170,6 +172,7 @@ def refresh(study: Study) -> Detection:
                 slot.excluded = True
     study.references_checked = True
     db.session.flush()
+    twins.refresh(study)
     return detection
 
 

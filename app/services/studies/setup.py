@@ -8,9 +8,11 @@ from sqlalchemy import delete, func, select
 
 from app.extensions import db
 from app.models import (
+    AnnotationRound,
     Document,
     Prediction,
     Question,
+    Score,
     Study,
     StudyAnnotator,
     StudyAnswer,
@@ -26,7 +28,7 @@ from app.services.demo_scope import questions_are_demo
 from app.services.input_rules import study_name_problem, text_problem
 from app.services.planner_statistics import STUDY_TABLES, analyze
 from app.services.question_sets import subset_questions  # noqa: F401  (re-exported: callers create the demo study with it)
-from app.services.studies import assignment, references
+from app.services.studies import assignment, references, twins
 from app.services.studies.answers import pin_latest
 from app.services.studies.lookup import find_study
 
@@ -61,6 +63,8 @@ class StudySpec:
     budget_hours: float | None = None
     min_per_answer: int | None = None
     tie_margin: float | None = None
+    # Identical answers of one question shown once, the score recorded for each system (services/studies/twins.py).
+    merge_identical: bool = True
     # Adaptive: documents every annotator reads first (None: 1), the start window in hours, a cap per annotator.
     calibration_documents: int | None = None
     start_window_hours: float | None = None
@@ -184,7 +188,7 @@ def create_study(spec: StudySpec, *, by_user_id: int | None = None) -> Study:
                   min_per_answer=spec.min_per_answer, tie_margin=spec.tie_margin, allocation_seed=secrets.token_hex(16),
                   calibration_documents=spec.calibration_documents, start_window_hours=spec.start_window_hours,
                   max_documents_per_annotator=spec.max_documents_per_annotator, included_annotators=[],
-                  shared_by_document=True)
+                  shared_by_document=True, merge_identical=spec.merge_identical)
     db.session.add(study)
     db.session.flush()
     for position, question_id in enumerate(questions):
@@ -274,6 +278,20 @@ def set_references(study: Study, kinds: list[str], policy: str) -> references.De
     _check_references(kinds, policy)
     study.reference_kinds, study.reference_policy = list(kinds), policy
     return references.refresh(study)
+
+
+def set_merge_identical(study: Study, on: bool) -> int:
+    """Show identical answers once (on) or apart; return how many answers are now shown through another.
+
+    Changed only before the study's first score: after it, scores given both ways would mix."""
+    if on == study.merge_identical:
+        return len([slot for slots in twins.twin_groups(study.id).values() for slot in slots])
+    if db.session.scalar(select(Score.id).join(AnnotationRound, AnnotationRound.id == Score.round_id)
+                         .where(AnnotationRound.study_id == study.id).limit(1)) is not None:
+        raise StudyError("The study has scores: whether identical answers are shown once can be changed only "
+                         "before the first one. Nothing was changed.")
+    study.merge_identical = on
+    return twins.refresh(study)
 
 
 def set_status(study: Study, status: str) -> None:

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import func, select
 
+from app.core.text import lookalike_groups, matches_search, search_terms
 from app.extensions import db
 from app.models import Job, MetricAggregate, Prediction, PredictionFile, System, User
 from app.models.corpus import LONG_ANSWER_HELD, LONG_ANSWER_SHOWN
@@ -43,6 +44,25 @@ def systems_overview() -> list[SystemOverview]:
                        long_shown=long.get(system.id, {}).get(LONG_ANSWER_SHOWN, 0))
         for system in db.session.scalars(select(System).order_by(System.name))
     ]
+
+
+STATUSES = ("scored", "not-scored")  # the systems list's filter, besides every system
+
+
+@dataclass
+class SystemsPage:
+    rows: list[SystemOverview]  # the systems the filter keeps
+    total: int  # every system
+    lookalikes: list[list[str]]  # names that may be one model (core.text.lookalike_groups), among all systems
+
+
+def systems_page(search: str = "", status: str = "") -> SystemsPage:
+    """The predictions page's systems: those whose name has every word of `search`, scored or not as asked."""
+    every = systems_overview()
+    terms = search_terms(search)
+    rows = [row for row in every if matches_search(terms, row.system.name)
+            and (status not in STATUSES or row.scored == (status == "scored"))]
+    return SystemsPage(rows=rows, total=len(every), lookalikes=lookalike_groups([row.system.name for row in every]))
 
 
 def scored_system_ids() -> set[int]:

@@ -9,10 +9,10 @@ from app.services.results import (
     VIEW_LABELS,
     analyse,
     columns_for,
-    disagreements,
     rater_agreement,
     sampling_note,
 )
+from app.services.results.browse import browse_disagreements
 from app.services.results.metric_values import LENGTH_KEY
 from app.services.results.question_view import question_view
 from app.web.results.blueprint import bp
@@ -66,9 +66,11 @@ def disagreements_page():
     column = next((c for c in columns if c.key == wanted), None)
     if column is None and columns:
         abort(400, description="unknown metric")
-    rows = disagreements(study.id, column.key, view, profile) if column else []
-    return render_template("results/disagreements.html", rows=rows, columns=columns, column=column,
-                           **_common(study, view, profile))
+    search, task = request.args.get("q", "")[:200], request.args.get("task", "")
+    listing = browse_disagreements(study.id, column.key, view, profile, task=task, search=search,
+                                   page=request.args.get("page", 1, type=int) or 1) if column else None
+    return render_template("results/disagreements.html", rows=listing.rows if listing else [], listing=listing,
+                           columns=columns, column=column, search=search, task=task, **_common(study, view, profile))
 
 
 @bp.get("/disagreements/questions/<int:question_id>", endpoint="disagreement_question")

@@ -6,7 +6,7 @@ from flask import abort, render_template, request
 from app.core.judge.profiles import PROFILES as JUDGE_PROFILES
 from app.core.metrics.profiles import PROFILES
 from app.services.results.assemble import study_systems
-from app.services.results.table2 import default_judge_profile, table2
+from app.services.results.table2 import default_judge_profile, empty_reason, table2
 from app.web.results.blueprint import bp
 from app.web.results.params import profile_arg, study_arg
 from app.web.security import staff_required
@@ -21,5 +21,6 @@ def table2_page():
     if judge not in JUDGE_PROFILES:
         abort(400, description=f"judge must be one of {', '.join(JUDGE_PROFILES)}")
     data = table2(systems, profile, judge)
-    return render_template("results/table2.html", study=study, data=data, profile=profile, judge=judge,
+    empty = empty_reason(systems) if not data["tasks"] or not data["rows"] else None
+    return render_template("results/table2.html", study=study, data=data, profile=profile, judge=judge, empty=empty,
                            profiles=PROFILES, judge_profiles=JUDGE_PROFILES)
