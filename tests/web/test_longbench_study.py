@@ -72,5 +72,10 @@ def test_a_study_takes_a_longbench_dataset_by_name_and_an_annotator_scores_its_a
                        value=4, answer=shown[label])
     assert saved.status_code == 200 and saved.get_json()["saved"], saved.get_data(as_text=True)
     with app.app_context():
-        scores = list(db.session.scalars(select(Score)))
-        assert [(s.value, s.answer_sha256, s.answer_label) for s in scores] == [(4, shown[label], label)]
+        scores = list(db.session.scalars(select(Score).order_by(Score.id)))
+        givers = db.session.scalar(select(db.func.count()).select_from(Answer).join(
+            Prediction, Prediction.id == Answer.prediction_id).where(
+            Prediction.question_id == expected[0], Answer.sha256 == shown[label]))
+        # One score given, recorded for every system whose answer is that text (the first given, the rest copies).
+        assert [(s.value, s.answer_sha256, s.answer_label) for s in scores] == [(4, shown[label], label)] * givers
+        assert [s.copied_from_id is None for s in scores] == [True] + [False] * (givers - 1)
