@@ -1,4 +1,4 @@
-"""`import-opencompass`: OpenCompass's L-Eval predictions (predictions/<model>/LEval_*.json) as systems."""
+"""`import-opencompass`: OpenCompass's predictions (predictions/<model>/<dataset>.json) as systems."""
 from __future__ import annotations
 
 import json
@@ -22,7 +22,8 @@ from app.core.metrics.files import FileFormatError, describe
 @click.option("--skip-invalid", is_flag=True, help="Import the valid datasets even if other files have errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def import_opencompass(path: Path, models: tuple[str, ...], replace: bool, skip_invalid: bool, as_json: bool) -> None:
-    """Import OpenCompass predictions of L-Eval and LV-Eval (an output folder, its predictions/ or a model folder)."""
+    """Import OpenCompass predictions of L-Eval, LV-Eval and LongBench (an output folder, its predictions/ or a model
+    folder)."""
     from app.services.uploads.opencompass_folder import import_opencompass_folder
 
     upgrade_database()
@@ -56,13 +57,14 @@ def _print(result) -> None:
         else:
             click.echo(f"valid   {preview.name}: {preview.rows} rows, not imported")
     if result.ignored:
-        click.echo(f"Ignored {len(result.ignored)} other .json file(s) (not L-Eval datasets): "
+        click.echo(f"Ignored {len(result.ignored)} other .json file(s) (no benchmark's dataset): "
                    f"{', '.join(result.ignored[:5])}{' …' if len(result.ignored) > 5 else ''}")
     if result.error:
         click.echo(f"Error: {describe(result.error)}; nothing was imported.", err=True)
     elif not result.previews:
-        click.echo("Error: no OpenCompass L-Eval or LV-Eval predictions (predictions/<model>/LEval_*.json, LVEval_*.json) "
-                   "found.", err=True)
+        from app.core.opencompass import LABELS, PREFIXES
+        click.echo(f"Error: no OpenCompass {LABELS} predictions (predictions/<model>/"
+                   f"{', '.join(p + '*.json' for p in PREFIXES)}) found.", err=True)
     elif result.invalid and not result.imported:
         click.echo(f"Nothing was imported: {len(result.invalid)} file(s) have errors (fix them, or pass "
                    "--skip-invalid to import the other datasets).", err=True)

@@ -7,7 +7,9 @@ order (`OpenICLEvalTask._load_predictions`). The object's keys are the row index
 file; each value holds `origin_prompt` (a string, or for API models a list of `{"role", "prompt"}`
 messages), `prediction` and, when the answer is not empty, `gold` (`GenInferencerOutputHandler.
 save_results`). Rows follow the dataset loaders' order: L-Eval's loaders flatten each document's
-`instructions`/`outputs` in file order; LV-Eval's keep one row per line.
+`instructions`/`outputs` in file order; LV-Eval's and LongBench's keep one row per line of their data.
+The gold is the dataset's `output_column`: a string (L-Eval), a list (LV-Eval's and LongBench's `answers`) or
+an object (LongBench's trec and lsht: `all_labels`, `{"answers", "all_classes"}`).
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from app.core.benchmarks.registry import opencompass_datasets, opencompass_prefixes
+from app.core.benchmarks.registry import BENCHMARKS, opencompass_datasets, opencompass_prefixes
 
 # The L-Eval loaders pass each answer on as it is, except quality's: LEvalQualityDataset keeps `answer[1]`, the
 # option letter of "(B) Their subconscious …", as the row's gold.
@@ -33,6 +35,9 @@ LVEVAL_KEYWORDS_IN_GOLD = frozenset({
 DATASETS = opencompass_datasets()
 LEVAL_DATASETS = {abbr: task for abbr, (key, task) in DATASETS.items() if key == "leval"}
 PREFIXES = tuple(opencompass_prefixes())
+# The benchmarks whose OpenCompass datasets are read, as messages name them: "L-Eval, LV-Eval or LongBench".
+_LABELS = [b.label for b in BENCHMARKS if b.opencompass_datasets]
+LABELS = ", ".join(_LABELS[:-1]) + f" or {_LABELS[-1]}" if len(_LABELS) > 1 else "".join(_LABELS)
 KEY_SHOWN = 40  # characters of an unexpected key shown in its error
 _PART_RE = re.compile(r"^(?P<abbr>.+)_(?P<part>\d+)$")
 
@@ -143,7 +148,7 @@ class OcRow:
     index: int  # its position in the whole dataset (parts before it counted)
     prompt: str  # origin_prompt's text, messages joined
     prediction: str
-    gold: str | list | None
+    gold: str | list | dict | None
 
 
 @dataclass
@@ -231,8 +236,8 @@ def _parse_row(key: str, item: Any, index: int, problems: list[OcProblem]) -> Oc
                                   "must be a string (one answer per question; num_return_sequences 1)"))
         ok = False
     gold = item.get("gold")
-    if gold is not None and not isinstance(gold, (str, list)):  # LV-Eval's answers may hold other values
-        problems.append(OcProblem(key, "gold", "must be a string or a list"))
+    if gold is not None and not isinstance(gold, (str, list, dict)):  # each benchmark reads its own shapes
+        problems.append(OcProblem(key, "gold", "must be a string, a list or an object"))
         ok = False
     if not ok:
         return None

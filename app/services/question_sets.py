@@ -14,7 +14,10 @@ Studies and generation runs both pick their questions here, by name:
   ``<task>.pred.jsonl`` files) take them;
 - ``study:<id>``: a study's questions, in the study's order (by id: `study list` shows them);
 - ``authored``: the questions made from researchers' authored pairs;
-- ``ids:<id,id,…>``: these questions, in this order.
+- ``ids:<id,id,…>``: these questions, in this order;
+- ``<benchmark>:<task>``: every question of another benchmark's task, in import order (its data file's), for
+  each plugin (app.services.benchmarks): ``lveval:<dataset>_<level>``, ``longbench:<dataset>``,
+  ``longbench:<dataset>_e`` (LongBench-E), ``longbench:v2``.
 
 The subsets follow L-Eval's task order, then the file's line order, then the instruction order
 (question ids keep the order questions were imported in).
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from app.core.metrics.files import OPEN_TASKS
 from app.extensions import db
@@ -31,6 +34,7 @@ from app.models import Document, Question, Study, StudyQuestion
 from app.models.corpus import HUMAN_EVAL, TASKS
 from app.models.ids import parse_db_id
 from app.services.authoring import authored_question_ids
+from app.services.benchmarks import PLUGINS, plugin
 
 FIXED_SETS = {
     "human_eval": ("Human-evaluation subset", 85),
@@ -41,7 +45,8 @@ FIXED_SETS = {
 }
 JUDGE_SUBSETS = {"gpt4": ("LLM",), "gpt35": ("human", "LLM")}
 PREFIXES = ("task:", "auto:", "study:", "ids:")
-USAGE = "use human_eval, demo, gpt4, gpt35, authored, task:<name>, auto:<name>, study:<id> or ids:<id,id,…>"
+USAGE = ("use human_eval, demo, gpt4, gpt35, authored, task:<name>, auto:<name>, study:<id>, ids:<id,id,…> or "
+         + ", ".join(f"{p.key}:<task>" for p in PLUGINS))
 MAX_IDS = 10_000
 
 
@@ -123,6 +128,13 @@ def _task(name: str, *, automatic_only: bool) -> list[SetQuestion]:
     return _rows(statement.order_by(Question.id))
 
 
+def _plugin_task(name: str) -> tuple[str, str] | None:
+    """(collection, task) of a `<benchmark>:<task>` set of a plugin's questions, else None."""
+    key, colon, task = name.partition(":")
+    found = plugin(key) if colon and task else None
+    return None if found is None else (found.collection, task)
+
+
 def select_questions(name: str, *, required: bool = False) -> list[SetQuestion]:
     """Return the questions of a set, in run order.
 
@@ -145,6 +157,10 @@ def select_questions(name: str, *, required: bool = False) -> list[SetQuestion]:
         found = _by_ids(_study_ids(name[6:].strip()))
     elif name.startswith("ids:"):
         found = _by_ids(_parse_ids(name[4:]))
+    elif (where := _plugin_task(name)) is not None:
+        # Question ids follow the order the rows were imported in: the benchmark's own file order.
+        found = _rows(_base().where(Document.collection == where[0], Document.task == where[1])
+                      .order_by(Question.id))
     else:
         raise QuestionSetError(f"unknown question set {name!r}: {USAGE}")
     if required and not found:
@@ -160,6 +176,9 @@ def question_ids(name: str, *, required: bool = False) -> list[int]:
 def _empty_reason(name: str) -> str:
     if name.startswith(("task:", "auto:")):
         return f"the set {name!r} holds no question: no imported task named {name[5:]!r} has any"
+    if (where := _plugin_task(name)) is not None:
+        return (f"the set {name!r} holds no question: no {plugin(name.partition(':')[0]).label} question of "
+                f"{where[1]!r} is imported")
     if name == "authored":
         return "the set 'authored' holds no question: no authored pairs yet (write some on Author pairs)"
     if name == "human_eval":
@@ -186,6 +205,12 @@ def available_sets() -> list[dict]:
         if automatic != every:
             out.append({"name": f"auto:{task}", "label": f"Task {task}, automatic-metric lines only",
                         "count": automatic, "expected": None})
+    for benchmark in PLUGINS:
+        counts = db.session.execute(
+            select(Document.task, func.count(Question.id)).join(Question, Question.document_id == Document.id)
+            .where(Document.collection == benchmark.collection).group_by(Document.task).order_by(Document.task))
+        out += [{"name": f"{benchmark.key}:{task}", "label": f"{benchmark.label} {task}", "count": count,
+                 "expected": None} for task, count in counts]
     for study_id, study_name in db.session.execute(select(Study.id, Study.name).order_by(Study.id)):
         out.append({"name": f"study:{study_id}", "label": f"Study {study_name}",
                     "count": len(_study_ids(str(study_id))), "expected": None})

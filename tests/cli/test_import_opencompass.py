@@ -64,11 +64,11 @@ def test_model_selects_one_folder_and_an_absent_model_is_an_error(app, runner, t
     (out / "predictions" / "model-a" / "gsm8k.json").write_text("{}")
     result = runner.invoke(args=["import-opencompass", str(out / "predictions"), "--model", "model-b"])
     assert result.exit_code == 0, result.output
-    assert "Ignored 1 other .json file(s) (not L-Eval datasets): predictions/model-a/gsm8k.json" in result.output
+    assert "Ignored 1 other .json file(s) (no benchmark's dataset): predictions/model-a/gsm8k.json" in result.output
     assert systems(app) == ["model-b"]
     missing = runner.invoke(args=["import-opencompass", str(out), "--model", "model-c"])
     assert missing.exit_code == 1
-    assert "field '--model': no OpenCompass L-Eval or LV-Eval file of model 'model-c'" in missing.output
+    assert "field '--model': no OpenCompass L-Eval, LV-Eval or LongBench file of model 'model-c'" in missing.output
 
 
 def test_every_problem_is_reported_by_file_and_key_and_nothing_is_imported(app, runner, tasks):

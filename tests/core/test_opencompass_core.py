@@ -61,7 +61,7 @@ def test_rows_are_read_as_openicl_writes_them_and_every_problem_names_its_key():
     assert [(p.where, p.message.split(" (")[0]) for p in parsed.problems] == [
         ('"2".prediction', "must be a string"),
         ('"3".origin_prompt', "missing"),
-        ('"3".gold', "must be a string or a list"),
+        ('"3".gold', "must be a string, a list or an object"),
         # Five entries: OpenCompass reads "0" to "4", so "4" is the key it misses, and it never reads "x".
         ('"4"', 'missing: the file holds 5 rows, so OpenCompass reads the keys "0" to "4", and this one is not there'),
         ('"x"', "unexpected key: OpenCompass numbers a file's rows \"0\" to \"4\" and reads only those"),

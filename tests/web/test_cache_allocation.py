@@ -50,7 +50,8 @@ def test_an_adaptive_study_giving_a_document_shows_on_the_warm_study_page(app, c
     study_id, ids = _study(app, write_study_set(tmp_path / "data", documents=3, questions_each=2),
                            allocation="adaptive", budget_documents=6)
     auth.login("admin")
-    assert _progress(client, study_id) == dict.fromkeys(PEOPLE, (0, "0 of 0"))
+    not_started = "not started (answers are given as they go)"
+    assert _progress(client, study_id) == dict.fromkeys(PEOPLE, (0, not_started))
     reader = app.test_client()
     assert AuthActions(reader).login("ann", "ann-pass-12345").status_code == 302
     assert "/q/" in reader.get(f"/annotate/{study_id}/").headers["Location"]  # a document is given now
@@ -58,7 +59,8 @@ def test_an_adaptive_study_giving_a_document_shows_on_the_warm_study_page(app, c
         given = db.session.scalar(select(db.func.count(StudyAllocation.id))
                                   .where(StudyAllocation.user_id == ids["ann"]))
     assert given > 0
-    assert _progress(client, study_id) == {"ann": (1, f"0 of {given}"), "bea": (0, "0 of 0"), "cid": (0, "0 of 0")}
+    assert _progress(client, study_id) == {"ann": (1, f"0 of {given}"), "bea": (0, not_started),
+                                           "cid": (0, not_started)}
 
 
 def test_sharing_a_fixed_study_out_again_shows_on_the_warm_study_page(app, client, auth, tmp_path):

@@ -48,6 +48,26 @@ class Benchmark:
 
 
 @dataclass(frozen=True)
+class OpencompassReader:
+    """How a plugin takes OpenCompass's predictions of its datasets (app/services/uploads/opencompass_files.py reads
+    the files, checks their parts and calls these, one model's dataset at a time, all its parts together).
+
+    Rows are app.core.opencompass.OcRow; `matched` is whatever `match` returns, with a `problems` list of
+    (row, OcProblem) for the rows it refuses; previews are the upload's FilePreview, filled by attribute.
+    """
+
+    # Match a dataset's rows (all its parts, in dataset order) to this benchmark's questions (task: the
+    # benchmark's own task name of the OpenCompass dataset, app.core.benchmarks.opencompass_datasets).
+    match: Callable[[str, list], Any]
+    # Fill one file's preview from the rows of that file (one part): matched, evaluations and, while the
+    # preview has no errors, what storing it would do (new, unchanged, conflicts).
+    preview: Callable[[Any, str, Any, list], None]
+    # Store the dataset as one of the benchmark's own files (system, name, task, matched; sha256, stored_path,
+    # user_id, replace as keywords) in the caller's transaction: the counts of ModelCounts.as_dict() shape.
+    store: Callable[..., dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class Plugin:
     """The database half of a benchmark other than L-Eval, built by its service package.
 
@@ -76,6 +96,8 @@ class Plugin:
     # The name a folder import gives one of its files (file, the folder named): by default its path from that
     # folder; a benchmark whose names say more than the folder does (LongBench-E's `pred_e/`) names them itself.
     payload_name: Callable[[Path, Path], str] | None = None
+    # OpenCompass's predictions of the benchmark's datasets (its Benchmark names them): None, not read.
+    opencompass: OpencompassReader | None = None
 
     @property
     def key(self) -> str:

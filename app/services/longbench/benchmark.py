@@ -2,10 +2,11 @@
 and what the leaderboard's LongBench tab shows."""
 from __future__ import annotations
 
-from app.core.benchmarks.spec import Plugin
+from app.core.benchmarks.spec import OpencompassReader, Plugin
 from app.core.metrics.longbench.benchmark import BENCHMARK
 from app.models.longbench import LONGBENCH
 from app.services.longbench.importer import import_payloads, model_of, payload_name
+from app.services.longbench.opencompass import match_longbench, preview_file, store_file
 from app.services.longbench.scoring import (AVERAGE_METRIC, CELL_METRIC, longbench_prediction_count,
                                             score_longbench_system)
 from app.services.longbench.tab import longbench_json, longbench_tab
@@ -29,4 +30,5 @@ PLUGIN = Plugin(
     import_model=import_payloads, model_of=model_of, payload_name=payload_name,
     preview_file=preview_longbench_file, check_models=check_longbench_models,
     import_previews=import_longbench_previews, leaderboard_tab=_tab, leaderboard_json=longbench_json,
+    opencompass=OpencompassReader(match=match_longbench, preview=preview_file, store=store_file),
 )

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-from app.core.benchmarks.spec import Plugin
+from app.core.benchmarks.spec import OpencompassReader, Plugin
 from app.core.metrics.lveval.benchmark import BENCHMARK
 from app.models.corpus import LVEVAL
 from app.services.lveval.importer import import_payloads
+from app.services.lveval.opencompass import match_lveval, preview_file, store_file
 from app.services.lveval.scoring import AVERAGE_METRIC, CELL_METRIC, lveval_prediction_count, score_lveval_system
 from app.services.lveval.tab import lveval_json, lveval_tab
 from app.services.lveval.uploads import check_lveval_models, import_lveval_previews, preview_lveval_file
@@ -35,4 +36,5 @@ PLUGIN = Plugin(
     import_model=import_payloads, model_of=_model_of,
     preview_file=preview_lveval_file, check_models=check_lveval_models, import_previews=import_lveval_previews,
     leaderboard_tab=_tab, leaderboard_json=lveval_json,
+    opencompass=OpencompassReader(match=match_lveval, preview=preview_file, store=store_file),
 )

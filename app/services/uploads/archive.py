@@ -135,7 +135,7 @@ def _select_members(name: str, infos: list[zipfile.ZipInfo], result: UnpackedUpl
         parts = PurePosixPath(path).parts
         if parts[0] == "__MACOSX" or parts[-1].startswith("._") or parts[-1] in _JUNK_NAMES:
             continue
-        # OpenCompass writes `predictions/<model>/<dataset>.json`: its L-Eval and LV-Eval files are read too.
+        # OpenCompass writes `predictions/<model>/<dataset>.json`: the files of every benchmark it runs are read too.
         if not path.lower().endswith(".jsonl") and not is_opencompass_file(path):
             result.ignored.append(path)
             continue

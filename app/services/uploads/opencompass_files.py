@@ -2,8 +2,9 @@
 
 A model's dataset is read whole, its `_0`, `_1`, … parts in order: rows are matched on content
 (services.opencompass) across all parts, and the dataset is imported whole or not at all. Each model
-folder becomes a system; L-Eval rows are stored as `.pred.jsonl` uploads store theirs, LV-Eval rows as
-LV-Eval's own files are (one dataset and level at a time, all its parts as one file).
+folder becomes a system; L-Eval rows are stored as `.pred.jsonl` uploads store theirs. Another benchmark's
+dataset is its plugin's to match and store (app.core.benchmarks.spec.OpencompassReader), all its parts as one
+of the benchmark's own files.
 """
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
+from app.core.benchmarks.registry import BENCHMARKS
+from app.core.benchmarks.spec import Plugin
 from app.core.metrics.files import FileFormatError
-from app.core.metrics.lveval.evaluation import LvevalFile
 from app.core.opencompass import (
     LEVAL_DATASETS,
     OcName,
@@ -27,13 +30,11 @@ from app.services.importers.predictions import (
     preview_predictions,
     store_predictions,
 )
+from app.services.benchmarks import plugin
 from app.services.input_rules import system_name_problem
-from app.services.lveval.store import preview_model, store_model
 from app.services.opencompass import (
     Matched,
-    MatchedLveval,
     match_leval,
-    match_lveval,
     parsed_file,
     read_file,
 )
@@ -51,7 +52,13 @@ def preview_opencompass_file(preview: FilePreview) -> None:
         preview.add_error(f"the model folder: {problem}")
     if not name.benchmark:
         preview.add_error(f"unknown dataset {name.abbr!r}: OpenCompass's L-Eval datasets are "
-                          f"{', '.join(sorted(LEVAL_DATASETS))}; its LV-Eval ones LVEval_<dataset>_<level>")
+                          f"{', '.join(sorted(LEVAL_DATASETS))}; {other_datasets()}")
+
+
+def other_datasets() -> str:
+    """The other benchmarks' OpenCompass datasets, as an error names them: `LV-Eval's LVEval_…` for each."""
+    return "; ".join(f"{b.label}'s: " + ", ".join(sorted(b.opencompass_datasets)[:3]) + ", …"
+                     for b in BENCHMARKS if b.opencompass_datasets)
 
 
 @dataclass
@@ -60,8 +67,9 @@ class _Dataset:
     files: list[FilePreview]  # in part order
 
     @property
-    def lveval(self) -> bool:
-        return self.name.benchmark == "lveval"
+    def plugin(self) -> Plugin | None:
+        """The plugin that reads this dataset (None: an L-Eval dataset)."""
+        return plugin(self.name.benchmark)
 
 
 def _datasets(previews: list[FilePreview]) -> list[_Dataset]:
@@ -77,7 +85,7 @@ def _datasets(previews: list[FilePreview]) -> list[_Dataset]:
     return result
 
 
-def _read(dataset: _Dataset, path_of: PathOf) -> tuple[list[list[OcRow]], Matched | MatchedLveval]:
+def _read(dataset: _Dataset, path_of: PathOf) -> tuple[list[list[OcRow]], Any]:
     """Each file's rows (keys numbered across the parts) and the matches of the rows that read cleanly."""
     rows_by_file, offset = [], 0
     for preview in dataset.files:
@@ -88,7 +96,7 @@ def _read(dataset: _Dataset, path_of: PathOf) -> tuple[list[list[OcRow]], Matche
         preview.rows = parsed.size
         offset += preview.rows
     rows = [row for part in rows_by_file for row in part]
-    match = match_lveval if dataset.lveval else match_leval
+    match = dataset.plugin.opencompass.match if dataset.plugin else match_leval
     return rows_by_file, match(dataset.name.task, rows)
 
 
@@ -96,13 +104,6 @@ def _leval_part(preview: FilePreview, rows: list[OcRow], matched: Matched) -> tu
     keys = {row.index for row in rows}
     assignments = [(row, qid) for row, qid in matched.assignments if row.line - 1 in keys]
     return parsed_file(preview.system, preview.task, Matched(assignments=assignments)), assignments
-
-
-def _lveval_file(name: str, dataset: _Dataset, matched: MatchedLveval, rows: list[OcRow] | None = None) -> LvevalFile:
-    indexes = None if rows is None else {row.index for row in rows}
-    lveval_dataset, level = dataset.name.task.rsplit("_", 1)  # `<dataset>_<level>`
-    return LvevalFile(name=name, dataset=lveval_dataset, level=level,
-                      rows=[lrow for orow, lrow in matched.rows if indexes is None or orow.index in indexes])
 
 
 def preview_opencompass(previews: list[FilePreview], path_of: PathOf) -> None:
@@ -129,12 +130,8 @@ def _preview_dataset(dataset: _Dataset, path_of: PathOf) -> None:
         for _, problem in refused:
             preview.add_error(problem.message, field_name=problem.where)
         preview.unmatched = len(refused)
-        if dataset.lveval:
-            file = _lveval_file(preview.name, dataset, matched, rows)
-            preview.matched, preview.evaluations = len(file.rows), {"lveval": len(file.rows)}
-            if preview.ok:
-                counts = preview_model(preview.system, [file])[preview.name]
-                preview.new, preview.unchanged, preview.conflicts = counts.created, counts.unchanged, counts.conflicts
+        if dataset.plugin:
+            dataset.plugin.opencompass.preview(preview, dataset.name.task, matched, rows)
             continue
         parsed, assignments = _leval_part(preview, rows, matched)
         preview.evaluations = dict(sorted(Counter(row.evaluation or "(none)" for row in parsed.rows).items()))
@@ -150,7 +147,7 @@ def import_opencompass_previews(previews: list[FilePreview], read: PathOf, keep:
     """Store the previewed files in the caller's transaction; raise FileFormatError (nothing kept) on any problem.
 
     `read` gives a file's payload path, `keep(sha256, path)` keeps it and returns the path to record. Each
-    result names its file(s) (an LV-Eval dataset's parts together, joined by ", ").
+    result names its file(s) (another benchmark's dataset: its parts together, joined by ", ").
     """
     results = []
     for dataset in _datasets(previews):
@@ -162,8 +159,8 @@ def import_opencompass_previews(previews: list[FilePreview], read: PathOf, keep:
             preview = next(p for p, rows in zip(dataset.files, rows_by_file) if row.index in {r.index for r in rows})
             raise FileFormatError(preview.name, problem.message, field=problem.where)
         stored = [keep(preview.sha256, read(preview)) for preview in dataset.files]
-        if dataset.lveval:
-            results.append(_store_lveval(dataset, matched, stored, user_id=user_id, replace=replace))
+        if dataset.plugin:
+            results.append(_store_whole(dataset, matched, stored, user_id=user_id, replace=replace))
             continue
         for preview, rows, stored_path in zip(dataset.files, rows_by_file, stored):
             parsed, assignments = _leval_part(preview, rows, matched)
@@ -173,12 +170,12 @@ def import_opencompass_previews(previews: list[FilePreview], read: PathOf, keep:
     return results
 
 
-def _store_lveval(dataset: _Dataset, matched: MatchedLveval, stored: list[str], *, user_id: int | None,
-                  replace: bool) -> dict:
-    """One dataset and level as one LV-Eval file: with --replace, LV-Eval's store drops rows the file lacks."""
+def _store_whole(dataset: _Dataset, matched: Any, stored: list[str], *, user_id: int | None, replace: bool) -> dict:
+    """A plugin's dataset, all its parts as one of the benchmark's own files (with --replace, the plugin's store
+    drops rows that file lacks): named by its first part, its digest that of its parts' digests."""
     files = dataset.files
     name = files[0].name if len(files) == 1 else f"{files[0].name} (+{len(files) - 1} more parts)"
     sha256 = files[0].sha256 if len(files) == 1 else sha256_text("\n".join(p.sha256 for p in files))
-    counts = store_model(files[0].system, [_lveval_file(name, dataset, matched)], sha256s={name: sha256},
-                         stored_paths={name: stored[0]}, uploaded_by_id=user_id, replace=replace)
-    return {"file": ", ".join(p.name for p in files), **counts.as_dict()}
+    counts = dataset.plugin.opencompass.store(files[0].system, name, dataset.name.task, matched, sha256=sha256,
+                                              stored_path=stored[0], user_id=user_id, replace=replace)
+    return {"file": ", ".join(p.name for p in files), **counts}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from app.core.input_files import NotARegularFile, files_in, open_regular_file
 from app.core.metrics.files import FileFormatError
-from app.core.opencompass import is_opencompass_file
+from app.core.opencompass import LABELS, is_opencompass_file
 from app.extensions import db
 from app.services.uploads.archive import READ_CHUNK
 from app.services.uploads.file_preview import FilePreview
@@ -44,7 +44,7 @@ def _sha256(path: Path) -> str:
 
 def find_opencompass_files(root: Path, models: tuple[str, ...] = ()
                            ) -> tuple[dict[str, Path], list[str], dict[str, str]]:
-    """{display name: path} of the L-Eval/LV-Eval files under root (a work dir, its predictions/ or a model folder),
+    """{display name: path} of the files of OpenCompass's datasets of any benchmark under root (a work dir, its predictions/ or a model folder),
     the other .json files, which are ignored, and {display name: why} of the entries named like a dataset file
     that are no regular file inside the folder (a link, a named pipe, …: core/input_files.py), which are refused.
     Names start at the model folder's parent, so they name the model."""
@@ -89,7 +89,7 @@ def import_opencompass_folder(root: Path, *, models: tuple[str, ...] = (), repla
     for model in models:
         if model not in seen:
             result.error = {"file": str(root), "line": None, "field": "--model",
-                            "message": f"no OpenCompass L-Eval or LV-Eval file of model {model!r} under this folder"}
+                            "message": f"no OpenCompass {LABELS} file of model {model!r} under this folder"}
     if result.error is not None:
         return result
     preview_opencompass(result.previews, lambda preview: files[preview.name])
