@@ -1,6 +1,6 @@
 """Schemathesis against the live API: every operation of the OpenAPI document, with a write token and a read token.
 
-A real HTTP server (werkzeug, threaded) serves the demo; schemathesis's own command line reads the
+The production HTTP server (waitress, app/cli/wsgi.py) serves the demo; schemathesis's own command line reads the
 document from it and sends generated requests: the documented examples, each parameter's edge values and
 wrong methods (coverage), random valid and invalid requests (fuzzing, data generation mode `all`: negative
 data too), and chains of requests that follow the document's links (stateful: an upload, then its job, its
@@ -26,8 +26,9 @@ import time
 from pathlib import Path
 
 import pytest
-from werkzeug.serving import make_server
+from waitress import wasyncore
 
+from app.cli.wsgi import build_server
 from tests.support.api import make_token
 
 MAX_EXAMPLES = 12
@@ -51,13 +52,15 @@ max-steps = 8
 
 @pytest.fixture
 def live_api(demo):
-    """The demo served over HTTP on a free port; bad tokens are not throttled here (schemathesis sends many)."""
+    """The demo served over HTTP on a free port by the production server (app/cli/wsgi.py: waitress, whose limits
+    on a request's size are the ones a client meets); bad tokens are not throttled here (schemathesis sends many)."""
     demo.extensions["login_limiter"].address_limit = 100_000
-    server = make_server("127.0.0.1", 0, demo, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    server = build_server(demo, threads=4, host="127.0.0.1", port=0)
+    thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    yield demo, f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
+    yield demo, f"http://127.0.0.1:{server.effective_port}"
+    server.task_dispatcher.shutdown()
+    wasyncore.close_all(server._map)  # the loop ends with nothing left to watch
     thread.join(timeout=5)
 
 
