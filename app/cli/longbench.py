@@ -23,8 +23,10 @@ from app.core.metrics.profiles import PROFILES
 @click.option("--replace", is_flag=True, help="Overwrite stored predictions that differ from the files.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def import_longbench(path: Path, system_name: str, longbench_e: bool, v2: bool, replace: bool, as_json: bool) -> None:
-    """Import LongBench: pred/ and pred_e/ model folders (LongBench/pred.py), v2's results/ (its pred.py) and
-    LongBench's data files (data/<dataset>.jsonl, <dataset>_e.jsonl: the questions and documents).
+    """Import LongBench's predictions (pred/, pred_e/, v2's results/) or its data files.
+
+    Reads pred/ and pred_e/ model folders (LongBench/pred.py), v2's results/ (its pred.py) and LongBench's data
+    files (data/<dataset>.jsonl, <dataset>_e.jsonl: the questions and documents).
 
     Each model is imported whole or not at all; errors name the file, line and field.
     """
@@ -79,8 +81,10 @@ def import_longbench(path: Path, system_name: str, longbench_e: bool, v2: bool, 
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the file here (default: print it).")
 def longbench_result(models: tuple[str, ...], longbench_e: bool, v2: bool, profile: str, out: Path | None) -> None:
-    """Write the file LongBench writes for stored systems: eval.py's result.json for one MODEL (v1, or with --e
-    LongBench-E), or result.py's result.txt for the MODELs (--v2). Datasets and models come sorted by name (eval.py
+    """Write LongBench's result file (eval.py's result.json, result.py's result.txt) for stored systems.
+
+    eval.py's result.json for one MODEL (v1, or with --e LongBench-E), or result.py's result.txt for the MODELs
+    (--v2). Datasets and models come sorted by name (eval.py
     and result.py follow os.listdir); a system not scored yet is scored first."""
     from sqlalchemy import select
 

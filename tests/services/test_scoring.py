@@ -56,11 +56,13 @@ def _workload(study, round_):
 
 
 def test_labels_round_trip():
-    assert [scoring.answer_label(i) for i in (0, 1, 25, 26, 27, 701)] == ["A", "B", "Z", "AA", "AB", "ZZ"]
+    from app.services.annotation import payload  # the labels' one owner (the save body's parsing)
+
+    assert [payload.answer_label(i) for i in (0, 1, 25, 26, 27, 701)] == ["A", "B", "Z", "AA", "AB", "ZZ"]
     for i in range(800):
-        assert scoring.label_index(scoring.answer_label(i)) == i
+        assert payload.label_index(payload.answer_label(i)) == i
     for bad in ("", "a", "A1", "ABCD", None, 3):
-        assert scoring.label_index(bad) is None
+        assert payload.label_index(bad) is None
 
 
 def test_shuffle_uses_every_order_and_keeps_the_ids():
