@@ -103,13 +103,12 @@ def system(system_id: int):
     system = db.get_or_404(System, system_id)
     return render_template("leaderboard/system.html", system=system, tasks=system_tasks(system.id, profile),
                            metrics=L_EVAL_METRICS, card=system_card(system), form={}, errors={},
-                           lveval=_lveval_of(system, profile), **_common(profile))
+                           sections=_sections(system, profile), **_common(profile))
 
 
-def _lveval_of(system: System, profile: str) -> dict | None:
-    lveval = plugin("lveval")
-    return next((entry for entry in lveval.leaderboard_json(profile) if entry["system"] == system.name), None) \
-        if lveval is not None else None
+def _sections(system: System, profile: str) -> list[tuple[str, dict]]:
+    """Every other benchmark's section of the system's page (template, values), for those it has numbers in."""
+    return [section for p in PLUGINS if p.system_section and (section := p.system_section(system, profile))]
 
 
 @bp.post("/systems/<int:system_id>/keys")
@@ -122,7 +121,7 @@ def save_keys(system_id: int):
     if errors:
         return render_template("leaderboard/system.html", system=system, tasks=system_tasks(system.id, profile),
                                metrics=L_EVAL_METRICS, card=system_card(system), form=request.form, errors=errors,
-                               lveval=_lveval_of(system, profile), **_common(profile)), 400
+                               sections=_sections(system, profile), **_common(profile)), 400
     flash(f"Saved the leaderboard keys of {system.name}.", "success")
     return redirect(url_for("leaderboard.system", system_id=system.id, profile=profile))
 

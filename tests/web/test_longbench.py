@@ -136,3 +136,21 @@ def test_json_and_api_carry_the_same_numbers_and_pick_one_benchmark(board, app, 
     leval = api.get("/api/v1/leaderboard?benchmark=leval").get_json()
     assert leval["benchmark"] == "leval" and "longbench" not in leval and "lveval" not in leval
     assert api.get("/api/v1/leaderboard?benchmark=nope").status_code == 422
+
+
+def test_a_systems_page_shows_its_longbench_numbers_beside_the_tab(board, app, researcher):
+    """The per-system page has a section for every benchmark the system has numbers in (the plugins' sections)."""
+    tab = _page(researcher, "/leaderboard?view=longbench")
+    with app.app_context():
+        alpha = db.session.scalar(select(System.id).where(System.name == "alpha"))
+    page = _page(researcher, f"/leaderboard/systems/{alpha}")
+    section = re.search(r'<section class="card" aria-labelledby="longbench-heading">(.*?)</section>', page, re.S)
+    assert section, "no LongBench section on the system's page"
+    overall = {variant: re.sub(r"<[^>]+>|\s+", "", cell) for variant, cell in re.findall(
+        r'<tr data-variant="(\w+)">.*?<td class="num" data-field="overall">(.*?)</td>', section.group(1), re.S)}
+    assert set(overall) == {"v1", "e", "v2"}
+    # The same overall numbers as the tab's row of that system.
+    assert overall["v1"] == re.sub(r"<[^>]+>|\s+", "", re.search(
+        r'data-variant="v1".*?<tr data-system="alpha">.*?data-field="overall">(.*?)</td>', tab, re.S).group(1))
+    assert 'href="/leaderboard?' in section.group(1) and "view=longbench" in section.group(1)
+    assert "lveval-heading" not in page  # no LV-Eval numbers: no LV-Eval section

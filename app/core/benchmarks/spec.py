@@ -98,6 +98,9 @@ class Plugin:
     payload_name: Callable[[Path, Path], str] | None = None
     # OpenCompass's predictions of the benchmark's datasets (its Benchmark names them): None, not read.
     opencompass: OpencompassReader | None = None
+    # The per-system page's section (system, profile) -> (template, values), or None when the system has no
+    # numbers of this benchmark under that profile.
+    system_section: Callable[[Any, str], tuple[str, dict[str, Any]] | None] | None = None
 
     @property
     def key(self) -> str:

@@ -26,6 +26,11 @@ def _tab(profile: str) -> tuple[str, dict]:
                                        "datasets_total": tab.datasets_total}
 
 
+def _section(system, profile: str) -> tuple[str, dict] | None:
+    entry = next((e for e in lveval_json(profile) if e["system"] == system.name), None)
+    return ("leaderboard/_system_lveval.html", {"lveval": entry}) if entry is not None else None
+
+
 def _model_of(path: PurePath) -> str:
     return path.parent.name  # `<model>/<dataset>_<level>.jsonl`
 
@@ -37,4 +42,5 @@ PLUGIN = Plugin(
     preview_file=preview_lveval_file, check_models=check_lveval_models, import_previews=import_lveval_previews,
     leaderboard_tab=_tab, leaderboard_json=lveval_json,
     opencompass=OpencompassReader(match=match_lveval, preview=preview_file, store=store_file),
+    system_section=_section,
 )
