@@ -3,12 +3,12 @@ predictions (v1, LongBench-E, v2), every model whole or not at all, every proble
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path, PurePath, PurePosixPath
 
+from app.core.benchmarks.report import ImportReport, ModelReport
 from app.core.input_files import NotARegularFile, files_in, read_regular_file
 from app.core.metrics.files import FileFormatError
-from app.core.metrics.longbench import E, V2
+from app.core.metrics.longbench import V2
 from app.core.metrics.longbench.files import (PRED_E_FOLDER, LongbenchFile, collect_file, describe_name,
                                               v2_model_name)
 from app.core.text import sha256_bytes
@@ -21,28 +21,8 @@ DATA_FOLDER = "data"  # LongBench's data.zip
 MAX_NOTES = 50
 
 
-@dataclass
-class ModelReport:
-    system: str  # "" for LongBench's data files
-    files: list[str] = field(default_factory=list)
-    counts: dict = field(default_factory=dict)
-    errors: list[dict] = field(default_factory=list)
-    warnings: list[dict] = field(default_factory=list)
-
-    def as_dict(self) -> dict:
-        return dict(self.__dict__)
-
-
-@dataclass
-class LongbenchImportReport:
-    models: list[ModelReport] = field(default_factory=list)
-
-    @property
-    def failed(self) -> list[ModelReport]:
-        return [m for m in self.models if m.errors]
-
-    def as_dict(self) -> dict:
-        return {"models": [m.as_dict() for m in self.models]}
+class LongbenchImportReport(ImportReport):
+    """LongBench's models of one import (app.core.benchmarks.report)."""
 
 
 def _parts(path: str | PurePath) -> tuple[str, ...]:

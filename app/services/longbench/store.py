@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import delete, func, insert, select, update
 
+from app.core.benchmarks.report import ModelCounts as BaseCounts
 from app.core.metrics.files import FileFormatError
 from app.core.metrics.longbench import E, V1, V2, VARIANT_LABELS
 from app.core.metrics.longbench.files import DataRow, LongbenchFile, PredRow, V2Row
@@ -30,21 +31,9 @@ EVALUATION = "longbench"
 
 
 @dataclass
-class ModelCounts:
-    system: str = ""
-    files: int = 0
-    rows: int = 0
-    questions_new: int = 0
-    created: int = 0
-    unchanged: int = 0
-    replaced: int = 0
-    conflicts: int = 0
-    removed: int = 0
+class ModelCounts(BaseCounts):
     documents_new: int = 0
     questions_placed: int = 0  # questions first stored from a model's file, now on their data row's document
-
-    def as_dict(self) -> dict:
-        return dict(self.__dict__)
 
 
 def task_of(variant: str, dataset: str) -> str:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from dataclasses import dataclass, field
 
 from sqlalchemy import func, select

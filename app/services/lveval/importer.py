@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.core.benchmarks.report import ImportReport, ModelReport
 from app.core.input_files import NotARegularFile, files_in, open_regular_file, read_regular_file
 from app.core.metrics.files import (
     FileFormatError,
@@ -24,28 +24,8 @@ from app.services.planner_statistics import IMPORTED, analyze
 MAX_NOTES = 50
 
 
-@dataclass
-class ModelReport:
-    system: str
-    files: list[str] = field(default_factory=list)
-    counts: dict = field(default_factory=dict)
-    errors: list[dict] = field(default_factory=list)
-    warnings: list[dict] = field(default_factory=list)
-
-    def as_dict(self) -> dict:
-        return dict(self.__dict__)
-
-
-@dataclass
-class LvevalImportReport:
-    models: list[ModelReport] = field(default_factory=list)
-
-    @property
-    def failed(self) -> list[ModelReport]:
-        return [m for m in self.models if m.errors]
-
-    def as_dict(self) -> dict:
-        return {"models": [m.as_dict() for m in self.models]}
+class LvevalImportReport(ImportReport):
+    """LV-Eval's models of one import (app.core.benchmarks.report)."""
 
 
 def find_models(path: Path, system: str | None = None) -> tuple[dict[str, list[Path]], dict[str, list[dict]]]:

@@ -10,10 +10,10 @@ import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from sqlalchemy import delete, insert, select, update
 
+from app.core.benchmarks.report import ModelCounts
 from app.core.metrics.files import FileFormatError, LvevalRow
 from app.core.metrics.lveval.evaluation import LvevalFile
 from app.core.text import normalize_ws, sha256_text, word_count
@@ -32,22 +32,6 @@ from app.services.demo_scope import ALL_DATA
 from app.services.input_rules import long_answer_flag, system_name_problem
 
 EVALUATION = "lveval"
-
-
-@dataclass
-class ModelCounts:
-    system: str = ""
-    files: int = 0
-    rows: int = 0
-    questions_new: int = 0
-    created: int = 0
-    unchanged: int = 0
-    replaced: int = 0
-    conflicts: int = 0
-    removed: int = 0
-
-    def as_dict(self) -> dict:
-        return dict(self.__dict__)
 
 
 def answers_json(answers: tuple[str, ...] | str) -> str:
