@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import func, select
 
 from app.core.metrics.longbench import BUCKETS, E, V1, V2, bucket_of
 from app.core.metrics.longbench.benchmark import ROW_METRIC
@@ -22,9 +22,10 @@ from app.core.metrics.longbench.evaluation import score_dataset
 from app.core.metrics.longbench.table import averages, bucket_scores, file_score, v2_table
 from app.core.metrics.profiles import PROFILES
 from app.extensions import db
-from app.models import Document, LongbenchAnswer, LongbenchItem, MetricAggregate, MetricResult, Prediction, Question
+from app.models import Document, LongbenchAnswer, LongbenchItem, MetricResult, Prediction, Question
 from app.models.base import utcnow
 from app.models.longbench import LONGBENCH
+from app.services.benchmark_scores import replace_scores
 
 CELL_METRIC = "longbench"
 AVERAGE_METRIC = "longbench_avg"
@@ -172,15 +173,8 @@ def score_longbench_system(system_id: int, *, profiles: Iterable[str] = PROFILES
                      "computed_at": now} for row in rows]
         aggregates += [{**row, "system_id": system_id, "profile": profile, "job_id": job_id, "computed_at": now}
                        for row in table_rows(tables, counts)]
-    db.session.execute(delete(MetricResult).where(
-        MetricResult.system_id == system_id, MetricResult.metric == ROW_METRIC, MetricResult.profile.in_(profiles)))
-    db.session.execute(delete(MetricAggregate).where(
-        MetricAggregate.system_id == system_id, MetricAggregate.metric.in_((CELL_METRIC, AVERAGE_METRIC)),
-        MetricAggregate.profile.in_(profiles)))
-    if results:
-        db.session.execute(insert(MetricResult.__table__), results)
-    if aggregates:
-        db.session.execute(insert(MetricAggregate.__table__), aggregates)
+    replace_scores(system_id, profiles, row_metric=ROW_METRIC, table_metrics=(CELL_METRIC, AVERAGE_METRIC),
+                   results=results, aggregates=aggregates)
     return {"longbench_rows": len(rows), "longbench_cells": len(_groups(rows))}
 
 

@@ -12,23 +12,22 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import func, select
 
 from app.core.metrics import PROFILES
-from app.core.metrics.profiles import OFFICIAL
 from app.core.metrics.lveval.rows import score_row
 from app.core.metrics.lveval.table import averages, file_score
+from app.core.metrics.profiles import OFFICIAL
 from app.extensions import db
 from app.models import (
     Document,
     LvevalItem,
-    MetricAggregate,
-    MetricResult,
     Prediction,
     Question,
 )
 from app.models.base import utcnow
 from app.models.corpus import LVEVAL
+from app.services.benchmark_scores import replace_scores
 
 ROW_METRIC = "lveval_raw"
 CELL_METRIC = "lveval"
@@ -129,13 +128,6 @@ def score_lveval_system(system_id: int, *, profiles: Iterable[str] = PROFILES, j
         counts = {cell: len(values) for cell, values in by_cell.items()}
         aggregates += [{**row, "system_id": system_id, "profile": profile, "job_id": job_id, "computed_at": now}
                        for row in table_rows(cells, counts)]
-    db.session.execute(delete(MetricResult).where(
-        MetricResult.system_id == system_id, MetricResult.metric == ROW_METRIC, MetricResult.profile.in_(profiles)))
-    db.session.execute(delete(MetricAggregate).where(
-        MetricAggregate.system_id == system_id, MetricAggregate.metric.in_((CELL_METRIC, AVERAGE_METRIC)),
-        MetricAggregate.profile.in_(profiles)))
-    if results:
-        db.session.execute(insert(MetricResult.__table__), results)
-    if aggregates:
-        db.session.execute(insert(MetricAggregate.__table__), aggregates)
+    replace_scores(system_id, profiles, row_metric=ROW_METRIC, table_metrics=(CELL_METRIC, AVERAGE_METRIC),
+                   results=results, aggregates=aggregates)
     return {"lveval_rows": len(rows), "lveval_cells": len({(r.dataset, r.level) for r in rows})}
