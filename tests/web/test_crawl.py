@@ -2,8 +2,8 @@
 
 The instance is made as a new user makes it: the first start (the demo, scored), `import-leval` of
 L-Eval's human-evaluation folder and its metrics, an upload of one more system on Predictions, an
-LV-Eval model folder, LongBench's data, pred/, pred_e/ and v2 files, a fixed study with scores, judge, rater and generation runs against the local
-OpenAI stub, and an adaptive study. Then every same-origin link is followed from the home page as
+LV-Eval model folder, LongBench's data, pred/, pred_e/ and v2 files, a fixed study with scores, judge,
+rater and generation runs against the local OpenAI stub, and an adaptive study. Then every same-origin link is followed from the home page as
 admin, researcher and annotator, and as staff in the demo view, bounded by count: a link that differs
 from one already seen only in its numbers counts as the same page kind after a few of them. A new page
 joins the walk by itself as soon as a page links to it. The API's GET routes without parameters are
