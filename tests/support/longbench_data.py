@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -249,6 +250,17 @@ def v2_data(count: int = 36, seed: int = 0) -> list[dict[str, Any]]:
     return rows
 
 
+def extract_answer(response: str) -> str | None:
+    """LongBench v2's pred.py `extract_answer` (THUDM/LongBench at 2e00731f8d0bff23dc4325161044d0ed8af94c1e,
+    pred.py lines 58-68), restated: asterisks dropped, then "The correct answer is (X)", else "… is X"."""
+    response = response.replace("*", "")
+    match = re.search(r"The correct answer is \(([A-D])\)", response)
+    if match:
+        return match.group(1)
+    match = re.search(r"The correct answer is ([A-D])", response)
+    return match.group(1) if match else None
+
+
 def v2_results(*, cot: bool = False, skill: float = 0.5, seed: int = 0) -> list[dict[str, Any]]:
     """A model's results rows as v2's pred.py writes them (`--cot` adds response_cot)."""
     rng = random.Random(f"v2-pred-{seed}-{cot}-{skill}")
@@ -262,7 +274,9 @@ def v2_results(*, cot: bool = False, skill: float = 0.5, seed: int = 0) -> list[
         response = {0: f"The correct answer is ({letter})", 1: f"The correct answer is {letter}.",
                     2: f"**The correct answer is ({letter})**", 3: "I cannot tell from the text.",
                     4: f"The answer is {letter}"}[kind]
-        pred = letter if kind in (0, 1, 2) else None
+        # pred.py's last lines: `item['response'] = response; item['pred'] = extract_answer(response);
+        # item['judge'] = item['pred'] == item['answer']; item['context'] = context[:1000]`.
+        pred = extract_answer(response)
         item.update(response=response, pred=pred, judge=pred == item["answer"], context=item["context"][:1000])
         out.append(item)
     return out
