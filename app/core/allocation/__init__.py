@@ -4,6 +4,7 @@ and out (the database side is services/studies/allocation.py and services/studie
 - sharing.py: a fixed study's documents, each to k annotators, balanced by words to read;
 - reliability.py: each annotator's noise and signal, from the answers they share with others;
 - status.py: the weighted ranking and the stopping rule (paired t tests, Bonferroni, TOST);
+- calibration.py: which calibration document(s) each annotator of an adaptive study reads first;
 - policy.py: an adaptive study's next document, questions and answers for an annotator;
 - tdist.py: Student's t, written out so that no request imports scipy.
 """
@@ -19,9 +20,9 @@ from app.core.allocation.policy import (
     Design,
     Document,
     Situation,
-    calibration_documents,
     decide,
 )
+from app.core.allocation.calibration import calibration_documents, calibration_groups, is_calibrated
 from app.core.allocation.reliability import Reliability, reliabilities, typical_noise, weights
 from app.core.allocation.sharing import reading_load, share_documents
 from app.core.allocation.status import (
@@ -39,6 +40,6 @@ from app.core.allocation.status import (
 __all__ = [
     "EXHAUSTED", "FILLERS", "NOT_NEEDED", "OPEN", "READ_AGAIN_COST", "SEPARATED", "TIED", "WAIT",
     "Candidate", "Choice", "Decision", "Design", "Document", "PairState", "Reliability", "Rules", "Situation",
-    "Status", "additive_effects", "calibration_documents", "cell_means", "decide",
-    "reading_load", "reliabilities", "share_documents", "study_status", "typical_noise", "weights",
+    "Status", "additive_effects", "calibration_documents", "calibration_groups", "cell_means", "decide",
+    "is_calibrated", "reading_load", "reliabilities", "share_documents", "study_status", "typical_noise", "weights",
 ]

@@ -3,9 +3,10 @@
 Reading the document is the cost, so the policy chooses **who reads** each document, and then which of
 its answers still matter:
 
-1. **Calibration.** Every annotator first reads the study's calibration document(s) (the ones with the
-   fewest answers, then the fewest words) and scores every answer on them. Their shared answers give each
-   annotator's noise and signal (reliability.py).
+1. **Calibration.** Every annotator first reads their calibration document(s) (the ones with the fewest
+   answers, then the fewest words; a large pool is split into groups of about five, each with its own:
+   calibration.py) and scores every answer on them. Their shared answers give each annotator's noise and
+   signal (reliability.py).
 2. **Guard at the start.** Until every listed annotator has been given the calibration documents (or the
    owner's start window has passed), nobody is given more than one document beyond them: one fast
    annotator cannot spend the budget before the others have started.
@@ -33,6 +34,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from app.core.allocation.calibration import all_documents, calibration_documents, calibration_groups, group_of, \
+    is_calibrated
 from app.core.allocation.reliability import Reliability, counts, reliabilities
 from app.core.allocation.status import Cell, Ratings, Rules, Status
 
@@ -98,11 +101,6 @@ class Decision:
     reason: str | None = None
 
 
-def calibration_documents(documents: Sequence[Document], count: int) -> list[int]:
-    """The documents everyone reads first: the fewest answers to score, then the fewest words."""
-    return [d.id for d in sorted(documents, key=lambda d: (d.answers, d.words, d.id))[:max(count, 0)]]
-
-
 def decide(situation: Situation, status: Status, rules: Rules, design: Design, rng: random.Random,
            max_answers: int | None = None, estimates: Mapping[int, Reliability] | None = None) -> Decision:
     """What to give this annotator next, or why nothing."""
@@ -110,9 +108,10 @@ def decide(situation: Situation, status: Status, rules: Rules, design: Design, r
     by_document: dict[int, list[Candidate]] = defaultdict(list)
     for candidate in situation.candidates:
         by_document[candidate.document].append(candidate)
-    calibration = calibration_documents(situation.documents, design.calibration)
+    groups = calibration_groups(situation.documents, design.calibration, len(situation.annotators))
+    calibration = all_documents(groups)
     read = {d for d, people in situation.given.items() if me in people}
-    for document in calibration:
+    for document in groups[group_of(me, groups, situation.given)]:
         if document not in read and by_document.get(document):
             answers = {c.question: sorted(c.systems) for c in by_document[document]}
             return Decision(_trimmed(Choice(document, answers, 1.0, calibration=True), max_answers))
@@ -121,7 +120,7 @@ def decide(situation: Situation, status: Status, rules: Rules, design: Design, r
     mine = estimates.get(me)
     if mine is not None and not counts(mine, design.included):
         return Decision(None, NOT_NEEDED)
-    beyond = read - set(calibration)
+    beyond = read - calibration
     if design.waiting_for_others and beyond:
         return Decision(None, WAIT)
     if design.cap is not None and len(read) >= design.cap:
@@ -131,7 +130,7 @@ def decide(situation: Situation, status: Status, rules: Rules, design: Design, r
     for people in situation.given.values():
         for person in people:
             loads[person] += 1
-    calibrated = [a for a in situation.annotators if all(a in situation.given.get(d, ()) for d in calibration)]
+    calibrated = [a for a in situation.annotators if is_calibrated(a, groups, situation.given)]
     # The precision a document needs: that of a fixed study's k = REFERENCE_OVERLAP annotators of this pool
     # (each flagged one counted as at least NEAR_RANDOM noise, as a fixed study would have had them read).
     pool = [max(r.noise_variance, NEAR_RANDOM) if r.flag else r.noise_variance
@@ -141,8 +140,8 @@ def decide(situation: Situation, status: Status, rules: Rules, design: Design, r
     noise = {a: (estimates[a].noise_variance if a in estimates and estimates[a].noise_variance else typical)
              for a in set(calibrated) | {me}}
     counting = {a for a in noise if a not in estimates or counts(estimates[a], design.included)}
-    # Readers already given a document beyond calibration come first, then the most reliable (σ̂² at its upper
-    # bound): a refined estimate never hands the rest of the study to someone told earlier they were not needed.
+    # Readers already given a document beyond calibration come first, then the most reliable (lowest σ̂²): a
+    # refined estimate never hands the rest of the study to someone told earlier they were not needed.
     team = {a for d, people in situation.given.items() if d not in calibration for a in people}
     may_read = {a for a in counting if a in calibrated or a == me}
     may_read = {a for a in may_read if design.cap is None or loads[a] < design.cap}
@@ -152,7 +151,7 @@ def decide(situation: Situation, status: Status, rules: Rules, design: Design, r
     readers_of = {d: {r for r in situation.given.get(d, ()) if r in counting} for d in others}
     spent = sum(len(people) for people in situation.given.values())
     budget = design.readings if design.readings is not None else (
-        len(situation.annotators) * len(calibration) + design.overlap_target * len(others))
+        len(situation.annotators) * design.calibration + design.overlap_target * len(others))
     left = budget - spent
 
     counted = _counts(situation.ratings, situation.pending)

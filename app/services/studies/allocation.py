@@ -168,8 +168,8 @@ def design_of(study: Study, documents, given: dict[int, frozenset[int]], readers
     calibration = study.calibration_documents or policy.policy.DEFAULT_CALIBRATION
     waiting = False
     if not study.everyone_may_score or study.start_window_hours is not None:
-        first = policy.calibration_documents(documents, calibration)
-        behind = [a for a in readers if not all(a in given.get(d, ()) for d in first)]
+        groups = policy.calibration_groups(documents, calibration, len(readers))
+        behind = [a for a in readers if not policy.is_calibrated(a, groups, given)]
         started = db.session.scalar(select(func.min(StudyAllocation.created_at))
                                     .where(StudyAllocation.study_id == study.id))
         window_over = (study.start_window_hours is not None and started is not None
@@ -350,7 +350,8 @@ def allocation_status(study: Study) -> AllocationStatus:
             names.get(p.higher, str(p.higher)), names.get(p.lower, str(p.lower)), p.state, p.n, p.mean_difference,
             p.p_value, left, None if left is None else -(-left // int(per_document)),
             None if left is None else left * (2 + policy.FILLERS)))
-    calibration = policy.calibration_documents(documents, study.calibration_documents or 1)
+    groups = policy.calibration_groups(documents, study.calibration_documents or 1, len(readers))
+    calibration = sorted(d for group in groups for d in group)
     usernames = dict(db.session.execute(select(User.id, User.username).where(User.id.in_(readers))).all())
     loads: dict[int, int] = defaultdict(int)
     for users in given.values():
@@ -363,7 +364,7 @@ def allocation_status(study: Study) -> AllocationStatus:
         se = estimate.noise_se if estimate else None
         views.append(ReaderView(
             user, usernames.get(user, str(user)), loads.get(user, 0),
-            all(user in given.get(d, ()) for d in calibration), _sd(variance),
+            policy.is_calibrated(user, groups, given), _sd(variance),
             None if se is None or not variance else se / (2 * variance ** 0.5),
             estimate.compared if estimate else 0, estimate.signal if estimate else None,
             estimate.flag if estimate else None, user in included))
