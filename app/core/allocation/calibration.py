@@ -9,8 +9,8 @@ the study's documents, and each still informs its annotator's estimate. Up to ni
 group, as before.
 
 An annotator's group is the first one whose documents they were given; a newcomer joins the group with
-the fewest members, filling every group to MIN_GROUP first, so that every group identifies its members'
-noise. The groups are worked out from who was given what, so the services and a replay agree.
+the fewest members, so the groups stay balanced (if only six of ten listed annotators ever start, each
+group still has the three that identify their noise). The groups are worked out from who was given what, so the services and a replay agree.
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def group_of(annotator: int, groups: Sequence[Sequence[int]], given: Mapping[int
         if any(annotator in given.get(d, ()) for d in group):
             return index
     members = [len({a for d in group for a in given.get(d, ())}) for group in groups]
-    return min(range(len(groups)), key=lambda g: (members[g] >= MIN_GROUP, members[g], g))
+    return min(range(len(groups)), key=lambda g: (members[g], g))
 
 
 def is_calibrated(annotator: int, groups: Sequence[Sequence[int]],
