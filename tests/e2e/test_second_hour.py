@@ -147,6 +147,7 @@ STAFF_PAGES = ["/", "/studies", f"/studies/STUDY", "/predictions", "/jobs/", "/l
 def test_no_page_runs_off_a_phone(browser, walkthrough):
     """Item 8: at 390 px the admin's menu ran to 1,001 px and the annotator's page to 418 px."""
     context, page = open_page(browser, walkthrough, 390)
+    phone_padded = 0
     for path in STAFF_PAGES:
         page.goto(walkthrough.url + path.replace("STUDY", str(walkthrough.study_id)))
         no_sideways_scroll(page)
@@ -154,6 +155,12 @@ def test_no_page_runs_off_a_phone(browser, walkthrough):
         assert links.count() >= 10
         for box in links.evaluate_all("els => els.map(e => e.getBoundingClientRect().right)"):
             assert box <= 390, (path, box)
+        # A page's text starts 12 px from the edge (the phone's padding), not the desktop's 20.
+        if page.locator(".page").count():
+            padding = page.locator(".page").first.evaluate("e => getComputedStyle(e).paddingLeft")
+            assert padding == "12px", (path, padding)
+            phone_padded += 1
+    assert phone_padded >= 3
     screenshot(page, "second-hour-menu-390")
     context.close()
     context, page = open_page(browser, walkthrough, 390, user="alice")
