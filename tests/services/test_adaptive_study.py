@@ -23,13 +23,14 @@ from tests.support.study_data import SYSTEMS, write_study_set
 
 PLANTED = {"north-1b": 5, "east-2b": 4, "south-3b": 2, "west-4b": 1}
 PEOPLE = (("ana", "ana-pass-12345"), ("ben", "ben-pass-12345"))
+THREE = (*PEOPLE, ("cai", "cai-pass-12345"))
 
 
-def _setup(app, tmp_path, documents=4, **spec):
+def _setup(app, tmp_path, documents=4, people=PEOPLE, **spec):
     folder = write_study_set(tmp_path / "data", documents=documents, questions_each=5)
     with app.app_context():
         assert not import_path(folder).failed
-        for name, password in PEOPLE:
+        for name, password in people:
             create_user(name, password, "annotator")
         study = create_study(StudySpec(name="Adaptive", status="open", **spec))
         return study.id
@@ -70,9 +71,9 @@ def _user(app, name):
         return db.session.scalar(select(User.id).where(User.username == name))
 
 
-def _score_until_stopped(app, study_id, noise, rng, max_pages=200):
+def _score_until_stopped(app, study_id, noise, rng, max_pages=200, people=PEOPLE):
     slot_system = _truth(app, study_id)
-    clients = [(_user(app, n), *_client(app, n, p)) for n, p in PEOPLE]
+    clients = [(_user(app, n), *_client(app, n, p)) for n, p in people]
     seen = defaultdict(list)      # annotator -> slots shown
     shown_sizes = []
     label_of_system = defaultdict(Counter)
@@ -134,6 +135,21 @@ def test_two_annotators_settle_a_planted_ranking_with_fewer_readings(app, tmp_pa
     assert all(len(counter) > 1 for counter in labels.values())
     status_json = status.to_dict()
     assert status_json["unsettled_pairs"] == [] and len(status_json["settled_pairs"]) == len(PLANTED) - 1
+
+
+def test_clearly_separated_systems_settle_with_at_most_60_percent_of_fixed_k3s_readings(app, tmp_path):
+    """Done when of issue 35: three annotators, ten documents; fixed k = 3 reads 30 annotator-documents."""
+    documents = 10
+    # A budget of 70% of fixed k = 3's readings, as bench_allocation gives: the study must stop on its own under 60%.
+    study_id = _setup(app, tmp_path, documents=documents, people=THREE, allocation="adaptive",
+                      budget_documents=int(0.7 * 3 * documents))
+    _fix_seed(app, study_id)
+    _, _, _, _, stopped = _score_until_stopped(app, study_id, (0, 0, 0, 1, -1), random.Random(5), people=THREE)
+    with app.app_context():
+        status = allocation.allocation_status(db.session.get(Study, study_id))
+    assert status.settled and set(stopped.values()) == {"settled"}
+    assert status.ranking == list(PLANTED)
+    assert status.spent.documents <= 0.6 * 3 * documents, status.spent
 
 
 def test_the_budget_stops_an_adaptive_study(app, tmp_path):
