@@ -959,3 +959,39 @@ def test_identical_answers_option_arrives_off_on_a_scored_database_and_leaves_it
             assert "twin_of_id" not in {c["name"] for c in inspect(db.engine).get_columns("study_answers")}
         db.session.remove()
         db.engine.dispose()
+
+
+BEFORE_SLOT_INDEX = "e7c3a5f1b9d2"  # idempotent API requests
+
+
+def test_the_study_slot_index_arrives_on_a_scored_database_and_the_export_join_uses_it(tmp_path):
+    """Issue 38: a score's slot is found by (study, answer) through one index; rows never move either way."""
+    app = make_app(tmp_path)
+    with app.app_context():
+        upgrade(revision=BEFORE_STUDIES)
+        with db.engine.begin() as connection:
+            seed_before_studies(connection)
+        upgrade(revision=BEFORE_SLOT_INDEX)
+        with db.engine.connect() as connection:
+            before = connection.execute(text("SELECT id, round_id, answer_id, value FROM scores ORDER BY id")).all()
+            slots = connection.execute(text("SELECT id, study_id, answer_id FROM study_answers ORDER BY id")).all()
+        assert before and slots
+        upgrade()
+        names = {index["name"] for index in inspect(db.engine).get_indexes("study_answers")}
+        assert "ix_study_answers_study_id_answer_id" in names
+        with db.engine.connect() as connection:
+            assert connection.execute(text("SELECT id, round_id, answer_id, value FROM scores ORDER BY id")).all() == before
+            assert connection.execute(text("SELECT id, study_id, answer_id FROM study_answers ORDER BY id")).all() == slots
+            if db.engine.dialect.name == "sqlite":
+                plan = " ".join(str(row[-1]) for row in connection.execute(text(
+                    "EXPLAIN QUERY PLAN SELECT s.id FROM scores s LEFT JOIN study_answers sa "
+                    "ON sa.study_id = 1 AND sa.answer_id = s.answer_id")))
+                assert "ix_study_answers_study_id_answer_id" in plan, plan
+        downgrade(revision=BEFORE_SLOT_INDEX)
+        names = {index["name"] for index in inspect(db.engine).get_indexes("study_answers")}
+        assert "ix_study_answers_study_id_answer_id" not in names
+        with db.engine.connect() as connection:
+            assert connection.execute(text("SELECT id, round_id, answer_id, value FROM scores ORDER BY id")).all() == before
+        upgrade()
+        db.session.remove()
+        db.engine.dispose()
