@@ -238,11 +238,15 @@ def real_data_exists() -> bool:
 
 def questions_are_demo(question_ids: Iterable[int]) -> bool:
     """True when there are questions and every one is on a demo document: what is made of them is demo."""
+    return question_demo_marks(question_ids) == {True}
+
+
+def question_demo_marks(question_ids: Iterable[int]) -> set[bool]:
+    """The demo marks of these questions' documents (a chunked import gathers them chunk by chunk)."""
     from app.models import Document, Question
 
     ids = list(dict.fromkeys(question_ids))
     if not ids:
-        return False
-    flags = set(db.session.scalars(_unscoped(select(Document.is_demo).join(Question, Question.document_id == Document.id)
-                                             .where(Question.id.in_(ids)))))
-    return flags == {True}
+        return set()
+    return set(db.session.scalars(_unscoped(select(Document.is_demo).join(Question, Question.document_id == Document.id)
+                                            .where(Question.id.in_(ids)))))

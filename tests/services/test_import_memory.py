@@ -68,3 +68,110 @@ def test_a_bad_line_still_leaves_its_whole_file_out_and_the_others_in(app, tmp_p
         stored = dict(db.session.execute(select(System.name, func.count(Prediction.id))
                                          .join(Prediction, Prediction.system_id == System.id).group_by(System.name)).all())
         assert stored == {SYSTEMS[0]: 160, SYSTEMS[2]: 160}
+
+
+# --- one long file: parsed, matched and written in chunks (importers/runner.import_prediction_file) ---------------
+
+def _grown(tmp_path, name: str, documents: int):
+    folder = write_study_set(tmp_path / name, documents=documents, questions_each=40, systems=[f"long-{name}"])
+    path = folder / f"long-{name}.pred.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows:
+        row[f"long-{name}_pred"] += " " + " ".join(f"word{i}" for i in range(400))
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return folder
+
+
+def _peak_of_file(app, folder, system: str) -> int:
+    """Peak memory of importing one prediction file whose documents are already stored."""
+    documents = folder.parent / f"{folder.name}-documents"
+    documents.mkdir()
+    shutil.move(folder / "study.ref.jsonl", documents / "study.ref.jsonl")
+    with app.app_context():
+        assert not import_path(documents).failed
+    return _peak_of_import(app, folder / f"{system}.pred.jsonl")
+
+
+def test_one_file_s_peak_memory_does_not_grow_with_its_length(app, tmp_path, monkeypatch):
+    from app.services.importers import runner
+
+    monkeypatch.setattr(runner, "STAGE_ROWS", 40)
+    short = _peak_of_file(app, _grown(tmp_path, "short", 4), "long-short")      # 160 rows, 4 chunks
+    long = _peak_of_file(app, _grown(tmp_path, "long", 16), "long-long")        # 640 rows, 16 chunks
+    with app.app_context():
+        assert db.session.scalar(select(func.count()).select_from(Prediction)) == 160 + 640
+    assert long < 1.5 * short, (short, long)
+
+
+def _rows(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _write_rows(path, rows):
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+
+
+def test_a_file_streamed_in_chunks_stores_every_row_against_its_own_question(app, tmp_path, monkeypatch):
+    from app.models import PredictionFile, Question
+    from app.services.importers import runner
+
+    monkeypatch.setattr(runner, "STAGE_ROWS", 7)  # 45 rows: six full chunks and a short one
+    folder = write_study_set(tmp_path / "data", documents=3, questions_each=15, systems=["chunked"])
+    path = folder / "chunked.pred.jsonl"
+    rows = _rows(path)
+    rows[8]["query"] = "A question no document asks"           # line 9: unmatched, in the second chunk
+    rows[43]["query"] = "这个问题没有任何文档提出"                  # line 44: unmatched, in the last chunk
+    _write_rows(path, rows)
+    with app.app_context():
+        report = import_path(folder)
+        assert not report.failed, report.failed
+        counts = next(f for f in report.files if f.file == "chunked.pred.jsonl").counts
+        assert (counts["rows"], counts["matched"], counts["created"], counts["unmatched"]) == (45, 43, 43, 2)
+        assert counts["unmatched_lines"] == [9, 44]
+        stored = db.session.execute(select(Prediction.line_no, Prediction.text, Question.instruction)
+                                    .join(Question, Question.id == Prediction.question_id)).all()
+        assert len(stored) == 43
+        for line, text, instruction in stored:  # each row landed on the question its own line asks
+            assert rows[line - 1]["query"] == instruction and rows[line - 1]["chunked_pred"] == text
+        assert db.session.execute(select(PredictionFile.rows, PredictionFile.matched, PredictionFile.unmatched)).one() \
+            == (45, 43, 2)
+        # Again with one answer changed and --replace: the chunks find what is stored.
+        rows[30]["chunked_pred"] = "A changed answer: 七十七 visitors."
+        _write_rows(path, rows)
+        counts = next(f for f in import_path(path, replace=True).files).counts
+        assert (counts["replaced"], counts["unchanged"], counts["unmatched"]) == (1, 42, 2)
+        assert db.session.scalar(select(Prediction.text).where(Prediction.line_no == 31)) == rows[30]["chunked_pred"]
+
+
+def test_a_bad_row_in_the_last_chunk_leaves_the_whole_file_out(app, tmp_path, monkeypatch):
+    from app.models import PredictionFile
+    from app.services.importers import runner
+
+    monkeypatch.setattr(runner, "STAGE_ROWS", 7)
+    folder = write_study_set(tmp_path / "data", documents=3, questions_each=15, systems=["chunked"])
+    path = folder / "chunked.pred.jsonl"
+    rows = _rows(path)
+    del rows[41]["gt"]  # line 42: six chunks were written before it
+    _write_rows(path, rows)
+    with app.app_context():
+        report = import_path(folder)
+        [failed] = report.failed
+        assert (failed.file, failed.error["line"], failed.error["field"]) == ("chunked.pred.jsonl", 42, "gt")
+        assert db.session.scalar(select(func.count()).select_from(Prediction)) == 0
+        assert db.session.scalar(select(func.count()).select_from(PredictionFile)) == 0
+        assert db.session.scalar(select(func.count()).select_from(System)) == 0
+
+
+def test_a_row_repeated_in_a_later_chunk_is_a_duplicate_naming_the_first_line(app, tmp_path, monkeypatch):
+    from app.services.importers import runner
+
+    monkeypatch.setattr(runner, "STAGE_ROWS", 7)
+    folder = write_study_set(tmp_path / "data", documents=3, questions_each=15, systems=["chunked"])
+    path = folder / "chunked.pred.jsonl"
+    rows = _rows(path)
+    rows[20] = dict(rows[1])  # line 21 repeats line 2's (query, gt), two chunks later
+    _write_rows(path, rows)
+    with app.app_context():
+        [failed] = import_path(folder).failed
+        assert failed.error["line"] == 21 and "already on line 2" in failed.error["message"]
+        assert db.session.scalar(select(func.count()).select_from(Prediction)) == 0

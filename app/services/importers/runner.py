@@ -1,6 +1,7 @@
 """Find L-Eval files under a path, recognise their format and import each in its own transaction."""
 from __future__ import annotations
 
+import hashlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Callable
@@ -22,7 +23,12 @@ from app.services.importers.documents import (
     parse_document_file,
     store_documents,
 )
-from app.services.importers.predictions import parse_prediction_rows, store_predictions
+from app.services.importers.predictions import (
+    STAGE_ROWS,
+    PredictionStager,
+    parse_prediction_rows,
+    store_predictions,
+)
 from app.services.planner_statistics import IMPORTED, analyze
 
 # Documents first, so prediction rows find their questions in the same run.
@@ -143,6 +149,13 @@ def import_path(
     for _, name, file, fmt, follow in loaded:
         if progress:
             progress(name)
+        if fmt == "predictions":  # the long files: parsed, matched and written in chunks
+            try:
+                report.files.append(import_prediction_file(file, name, follow=follow, replace=replace,
+                                                           uploaded_by_id=uploaded_by_id, demo=demo))
+            except NotARegularFile as exc:  # changed since the first pass
+                report.files.append(FileReport(file=name, format=fmt, error=FileFormatError(name, exc.why).as_dict()))
+            continue
         try:
             raw = read_regular_file(file, follow=follow)
             rows = parse_jsonl(raw, name)
@@ -203,6 +216,56 @@ def import_model(owner: Plugin, system: str, payloads: list[tuple[str, bytes]], 
     if model.errors:
         result.error = model.errors[0]
     return result
+
+
+def import_prediction_file(file: Path, name: str, *, follow: bool = False, replace: bool = False,
+                           uploaded_by_id: int | None = None, demo: bool = False) -> FileReport:
+    """Import one `.pred.jsonl` file in a single transaction, streamed: STAGE_ROWS rows at a time are parsed,
+    matched and written, so memory holds one chunk whatever the file's length. A bad row anywhere rolls the
+    whole file back, as import_rows does."""
+    task, system = describe_file(file, fallback=False)
+    result = FileReport(file=name, format="predictions")
+    try:
+        with open_regular_file(file, follow=follow) as handle:
+            digest = hashlib.sha256()
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+            handle.seek(0)
+            stager: PredictionStager | None = None
+            chunk: list[Row] = []
+            for item in iter_jsonl(handle, name):
+                if isinstance(item, FileFormatError):
+                    raise item
+                result.rows += 1
+                chunk.append(item)
+                if len(chunk) == STAGE_ROWS:
+                    stager = _stage(stager, chunk, name, system, task, digest.hexdigest(), replace, uploaded_by_id,
+                                    demo)
+                    chunk = []
+            if chunk:
+                stager = _stage(stager, chunk, name, system, task, digest.hexdigest(), replace, uploaded_by_id, demo)
+            if stager is None:
+                raise FileFormatError(name, "the file has no JSON lines")
+            counts = stager.finish()
+        db.session.commit()
+        result.counts = asdict(counts)
+    except FileFormatError as exc:
+        db.session.rollback()
+        result.error = exc.as_dict()
+    except Exception:
+        db.session.rollback()
+        raise
+    return result
+
+
+def _stage(stager: PredictionStager | None, rows: list[Row], name: str, system: str, task: str, sha256: str,
+           replace: bool, uploaded_by_id: int | None, demo: bool) -> PredictionStager:
+    parsed = parse_prediction_rows(rows, name, system, task, pred_key=stager.pred_key if stager else None)
+    if stager is None:
+        stager = PredictionStager(parsed.system, parsed.task, parsed.pred_key, name=name, sha256=sha256,
+                                  uploaded_by_id=uploaded_by_id, replace=replace, demo=demo)
+    stager.add(parsed.rows)
+    return stager
 
 
 def import_rows(
