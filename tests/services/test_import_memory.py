@@ -20,8 +20,8 @@ from tests.support.study_data import write_study_set
 SYSTEMS = [f"model-{i:02d}" for i in range(24)]
 
 
-def _folder(tmp_path, name: str, systems: list[str]):
-    folder = write_study_set(tmp_path / name, documents=4, questions_each=40, systems=systems)
+def _folder(tmp_path, name: str, systems: list[str], documents: int = 4):
+    folder = write_study_set(tmp_path / name, documents=documents, questions_each=40, systems=systems)
     for system in systems:  # long answers, as models write them: the files weigh what real ones do
         path = folder / f"{system}.pred.jsonl"
         rows = [json.loads(line) for line in path.read_text().splitlines()]
@@ -73,13 +73,7 @@ def test_a_bad_line_still_leaves_its_whole_file_out_and_the_others_in(app, tmp_p
 # --- one long file: parsed, matched and written in chunks (importers/runner.import_prediction_file) ---------------
 
 def _grown(tmp_path, name: str, documents: int):
-    folder = write_study_set(tmp_path / name, documents=documents, questions_each=40, systems=[f"long-{name}"])
-    path = folder / f"long-{name}.pred.jsonl"
-    rows = [json.loads(line) for line in path.read_text().splitlines()]
-    for row in rows:
-        row[f"long-{name}_pred"] += " " + " ".join(f"word{i}" for i in range(400))
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return folder
+    return _folder(tmp_path, name, [f"long-{name}"], documents)
 
 
 def _peak_of_file(app, folder, system: str) -> int:

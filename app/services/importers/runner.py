@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Callable
@@ -225,36 +227,27 @@ def import_prediction_file(file: Path, name: str, *, follow: bool = False, repla
     whole file back, as import_rows does."""
     task, system = describe_file(file, fallback=False)
     result = FileReport(file=name, format="predictions")
-    try:
-        with open_regular_file(file, follow=follow) as handle:
-            digest = hashlib.sha256()
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-            handle.seek(0)
-            stager: PredictionStager | None = None
-            chunk: list[Row] = []
-            for item in iter_jsonl(handle, name):
-                if isinstance(item, FileFormatError):
-                    raise item
-                result.rows += 1
-                chunk.append(item)
-                if len(chunk) == STAGE_ROWS:
-                    stager = _stage(stager, chunk, name, system, task, digest.hexdigest(), replace, uploaded_by_id,
-                                    demo)
-                    chunk = []
-            if chunk:
-                stager = _stage(stager, chunk, name, system, task, digest.hexdigest(), replace, uploaded_by_id, demo)
-            if stager is None:
-                raise FileFormatError(name, "the file has no JSON lines")
-            counts = stager.finish()
-        db.session.commit()
-        result.counts = asdict(counts)
-    except FileFormatError as exc:
-        db.session.rollback()
-        result.error = exc.as_dict()
-    except Exception:
-        db.session.rollback()
-        raise
+    with _file_transaction(result), open_regular_file(file, follow=follow) as handle:
+        digest = hashlib.sha256()
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+        handle.seek(0)
+        stager: PredictionStager | None = None
+        chunk: list[Row] = []
+        for item in iter_jsonl(handle, name):
+            if isinstance(item, FileFormatError):
+                raise item
+            result.rows += 1
+            chunk.append(item)
+            if len(chunk) == STAGE_ROWS:
+                stager = _stage(stager, chunk, name, system, task, digest.hexdigest(), replace, uploaded_by_id,
+                                demo)
+                chunk = []
+        if chunk:
+            stager = _stage(stager, chunk, name, system, task, digest.hexdigest(), replace, uploaded_by_id, demo)
+        if stager is None:
+            raise FileFormatError(name, "the file has no JSON lines")
+        result.counts = asdict(stager.finish())
     return result
 
 
@@ -274,7 +267,7 @@ def import_rows(
 ) -> FileReport:
     """Import one parsed file in a single transaction."""
     result = FileReport(file=name, format=fmt, rows=len(rows))
-    try:
+    with _file_transaction(result):
         if fmt == "predictions":
             task, system = describe_file(file, fallback=False)
             parsed = parse_prediction_rows(rows, name, system, task)
@@ -285,12 +278,19 @@ def import_rows(
         else:
             docs = parse_document_file(rows, name, fmt)
             counts = store_documents(docs, collection=collection_for(fmt), name=name, demo=demo)
-        db.session.commit()
         result.counts = asdict(counts)
+    return result
+
+
+@contextmanager
+def _file_transaction(result: FileReport) -> Iterator[None]:
+    """One file's work committed whole, or rolled back whole: a FileFormatError becomes the report's error."""
+    try:
+        yield
+        db.session.commit()
     except FileFormatError as exc:
         db.session.rollback()
         result.error = exc.as_dict()
     except Exception:
         db.session.rollback()
         raise
-    return result
