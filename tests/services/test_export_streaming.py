@@ -110,3 +110,27 @@ def test_a_failed_export_leaves_no_file(demo, monkeypatch):
             stored.stored_export("csv", study_id)
         folder = export_cache_folder()
         assert not folder.exists() or list(folder.iterdir()) == []
+
+
+def test_each_row_carries_its_own_question_s_text_when_the_texts_kept_run_out(demo, monkeypatch):
+    """A question's text and reference are read once per chunk of rows and kept for a few questions only: with
+    chunks of 7 rows and 3 questions kept, every row still carries its own question's (issue 38)."""
+    from app.models import Question
+
+    monkeypatch.setattr(rows, "STREAM_CHUNK", 7)
+    monkeypatch.setattr(rows, "TEXTS_KEPT", 3)
+    names = [f"scorer{i:02d}" for i in range(3)]
+    _annotators(demo, names)
+    with demo.app_context():
+        study_id = db.session.scalar(select(Study.id))
+        generate_scores(names, seed=4, study_id=study_id)
+        texts = {qid: (query, gt) for qid, query, gt in db.session.execute(
+            select(Question.id, Question.instruction, Question.reference))}
+        exported = list(rows.iter_score_rows(study_id, "all"))
+        assert len(exported) > 3 * 7 and len({row["question_id"] for row in exported}) > 3
+        for row in exported:
+            assert (row["query"], row["gt"]) == texts[row["question_id"]], row["question_id"]
+        # A page of rows from the middle, as the API reads them, too.
+        page = list(rows.iter_score_rows(study_id, "all", offset=10, limit=9))
+        assert [r["question_id"] for r in page] == [r["question_id"] for r in exported[10:19]]
+        assert all((r["query"], r["gt"]) == texts[r["question_id"]] for r in page)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from app.services.exports.leval import leval_filename, leval_lines
-from app.services.exports.rows import SCORE_FIELDS, iter_score_rows
+from app.services.exports.rows import SCORE_FIELDS, iter_score_rows, iter_score_values
 
 FORMATS = ("jsonl", "csv", "leval", "results")
 # A spreadsheet runs a cell starting with one of these as a formula; comments are free text.
@@ -70,11 +70,19 @@ def _csv_cell(value: Any) -> str:
 def csv_chunks(rows: Iterable[dict[str, Any]], fields: tuple[str, ...] = SCORE_FIELDS) -> Iterator[str]:
     """CSV with a header row, in pieces of about CHUNK_CHARS; text cells that a spreadsheet would evaluate
     are prefixed with '."""
+    return csv_value_chunks((tuple(map(row.get, fields)) for row in rows), fields)
+
+
+def csv_value_chunks(rows: Iterable[tuple[Any, ...]], fields: tuple[str, ...] = SCORE_FIELDS) -> Iterator[str]:
+    """csv_chunks of rows given as tuples in `fields` order (the scores export: no dict per row)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(fields)
+    formula, cell = _FORMULA_FIRST, _csv_cell
     for row in rows:
-        writer.writerow([_csv_cell(row.get(key)) for key in fields])
+        # Text and whole numbers, most cells, inline; the rest (and a formula's prefix) through _csv_cell.
+        writer.writerow([(value if value[:1] not in formula else cell(value)) if (kind := value.__class__) is str
+                         else (str(value) if kind is int else cell(value)) for value in row])
         if buffer.tell() >= CHUNK_CHARS:
             yield buffer.getvalue()
             buffer.seek(0)
@@ -103,7 +111,7 @@ def export_chunks(fmt: str, study_id: int, *, rounds: str = "all", annotator: st
     if fmt == "jsonl":
         return jsonl_chunks(iter_score_rows(study_id, rounds, annotator))
     if fmt == "csv":
-        return csv_chunks(iter_score_rows(study_id, rounds, annotator))
+        return csv_value_chunks(iter_score_values(study_id, rounds, annotator))
     if fmt == "leval":
         if annotator is None:
             raise ValueError("the leval export is per annotator: name one")
