@@ -20,6 +20,7 @@ trickling ones); build_server is the one place that turns the server's settings 
 """
 from __future__ import annotations
 
+import gc
 import logging
 import socket
 from functools import partial
@@ -120,4 +121,15 @@ def build_server(app: Flask, *, threads: int, host: str | None = None, port: int
 def serve_wsgi(app: Flask, **where) -> None:
     """Serve until interrupted (`where` as for build_server); waitress's warnings reach stderr, as with its own serve()."""
     logging.basicConfig()
-    build_server(app, rules=ConnectionRules.from_config(app.config), **where).run()
+    server = build_server(app, rules=ConnectionRules.from_config(app.config), **where)
+    settle_heap()
+    server.run()
+
+
+def settle_heap() -> None:
+    """Move what start-up made (modules, templates, the app: about 150,000 objects) out of the garbage collector's
+    view. Every full collection otherwise walks them again, and one fell inside a request at random: 0.13 s of
+    a lab-scale export's CPU after a save (issue 38). They live as long as the server, so nothing is lost; the
+    collection just before leaves no garbage behind to be kept with them."""
+    gc.collect()
+    gc.freeze()
