@@ -28,14 +28,12 @@ step, so a study can be replayed for an audit and an annotator cannot predict it
 """
 from __future__ import annotations
 
-import math
 import random
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from app.core.allocation.calibration import all_documents, calibration_documents, calibration_groups, group_of, \
-    is_calibrated
+from app.core.allocation.calibration import all_documents, calibration_groups, group_of, is_calibrated
 from app.core.allocation.reliability import Reliability, counts, reliabilities
 from app.core.allocation.status import Cell, Ratings, Rules, Status
 

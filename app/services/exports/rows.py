@@ -117,7 +117,7 @@ def iter_score_rows(study_id: int, rounds: str = "all", annotator: str | None = 
     them; services/studies/twins.py), and is empty for an answer shown by itself.
     """
     values = iter_score_values(study_id, rounds, annotator, score_ids, offset=offset, limit=limit)
-    return (dict(zip(SCORE_FIELDS, row)) for row in values)
+    return (dict(zip(SCORE_FIELDS, row, strict=True)) for row in values)
 
 
 def iter_score_values(study_id: int, rounds: str = "all", annotator: str | None = None,
