@@ -169,3 +169,52 @@ def test_a_row_repeated_in_a_later_chunk_is_a_duplicate_naming_the_first_line(ap
         [failed] = import_path(folder).failed
         assert failed.error["line"] == 21 and "already on line 2" in failed.error["message"]
         assert db.session.scalar(select(func.count()).select_from(Prediction)) == 0
+
+
+def test_l_eval_s_own_files_streamed_in_chunks_match_as_the_whole_file_preview_does(app, tmp_path, monkeypatch):
+    """L-Eval's published files (../shared, copied to a temp folder): the human-evaluation subset's seven systems
+    (gpt4-32k's key is gpt4-x_pred) and three systems' financial_qa answers against the task file. Streamed seven
+    rows at a time, each file matches exactly what the whole-file preview counts, and every stored answer is its
+    own line's text on its own line's question."""
+    from app.core.metrics.files import describe_file, parse_jsonl
+    from app.core.text import match_key
+    from app.models import PredictionFile, Question
+    from app.services.importers import runner
+    from app.services.importers.predictions import parse_prediction_rows, preview_predictions
+    from tests.support.shared import PREDICTIONS, SHARED_LEVAL, require_human_eval
+
+    human_eval = require_human_eval()
+    documents, answers = tmp_path / "documents", tmp_path / "answers"
+    documents.mkdir()
+    shutil.copy(human_eval / "claude.gpt4.ref.jsonl", documents)
+    shutil.copy(SHARED_LEVAL / "LEval-data" / "Open-ended-tasks" / "financial_qa.jsonl", documents)
+    for path in human_eval.glob("*.pred.jsonl"):
+        (answers / "human_eval").mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, answers / "human_eval")
+    for model in ("llama2-13b-chat-4k", "turbo-16k-0613", "vicuna-13b-16k"):
+        (answers / model).mkdir(parents=True)
+        shutil.copy(PREDICTIONS / "ngram_eval" / model / "financial_qa.pred.jsonl", answers / model)
+    monkeypatch.setattr(runner, "STAGE_ROWS", 7)
+    with app.app_context():
+        assert not import_path(documents).failed
+        files = sorted(answers.rglob("*.pred.jsonl"))
+        expected = {}
+        for path in files:  # what one pass over the whole file counts
+            task, system = describe_file(path, fallback=False)
+            rows = parse_jsonl(path.read_bytes(), path.name)
+            counts = preview_predictions(parse_prediction_rows(rows, path.name, system, task), name=path.name)
+            expected[str(path.relative_to(answers))] = (counts.rows, counts.matched, counts.unmatched, counts.created)
+        report = import_path(answers)
+        assert not report.failed, report.failed
+        got = {f.file: tuple(f.counts[k] for k in ("rows", "matched", "unmatched", "created")) for f in report.files}
+        assert got == expected
+        assert sum(matched for _, matched, _, _ in got.values()) >= 7 * 85 + 3 * 40
+        lines = {str(path.relative_to(answers)): path.read_text(encoding="utf-8").splitlines() for path in files}
+        stored = db.session.execute(
+            select(PredictionFile.filename, System.pred_key, Prediction.line_no, Prediction.text, Question.match_key)
+            .join(PredictionFile, PredictionFile.id == Prediction.file_id).join(System, System.id == Prediction.system_id)
+            .join(Question, Question.id == Prediction.question_id)).all()
+        assert len(stored) == sum(matched for _, matched, _, _ in got.values())
+        for filename, pred_key, line, text, key in stored:
+            row = json.loads(lines[filename][line - 1])
+            assert row[pred_key] == text and match_key(row["query"], row["gt"]) == key, (filename, line)

@@ -162,14 +162,18 @@ def iter_jsonl(source: bytes | BinaryIO, name: str, *, cr_ends_lines: bool = Fal
 
 def parse_jsonl(raw: bytes | BinaryIO, name: str, *, cr_ends_lines: bool = False) -> list[Row]:
     """Parse JSON lines from bytes or a binary file; raise FileFormatError naming the first bad line."""
-    rows: list[Row] = []
-    for item in iter_jsonl(raw, name, cr_ends_lines=cr_ends_lines):
-        if isinstance(item, FileFormatError):
-            raise item
-        rows.append(item)
+    rows = list(stream_jsonl(raw, name, cr_ends_lines=cr_ends_lines))
     if not rows:
         raise FileFormatError(name, "the file has no JSON lines")
     return rows
+
+
+def stream_jsonl(raw: bytes | BinaryIO, name: str, *, cr_ends_lines: bool = False) -> Iterator[Row]:
+    """parse_jsonl one row at a time (a streamed import): raises FileFormatError at the first bad line."""
+    for item in iter_jsonl(raw, name, cr_ends_lines=cr_ends_lines):
+        if isinstance(item, FileFormatError):
+            raise item
+        yield item
 
 
 def read_rows(path: str | Path) -> list[dict]:

@@ -5,6 +5,7 @@ import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import BinaryIO, Callable
 
@@ -14,8 +15,8 @@ from app.core.metrics.files import (
     FileFormatError,
     Row,
     describe_file,
-    iter_jsonl,
     parse_jsonl,
+    stream_jsonl,
 )
 from app.core.text import sha256_bytes
 from app.extensions import db
@@ -197,9 +198,7 @@ def _checked_format(handle: BinaryIO, name: str) -> tuple[str, Row]:
     """The format of a file whose every line parses (else the first bad line's error) and its first row, from
     which it is told; read as a stream, one line at a time. "unknown" is for the caller to refuse or hand on."""
     first: Row | None = None
-    for item in iter_jsonl(handle, name):
-        if isinstance(item, FileFormatError):
-            raise item
+    for item in stream_jsonl(handle, name):
         if first is None:
             first = item
     if first is None:
@@ -232,33 +231,18 @@ def import_prediction_file(file: Path, name: str, *, follow: bool = False, repla
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
         handle.seek(0)
-        stager: PredictionStager | None = None
-        chunk: list[Row] = []
-        for item in iter_jsonl(handle, name):
-            if isinstance(item, FileFormatError):
-                raise item
-            result.rows += 1
-            chunk.append(item)
-            if len(chunk) == STAGE_ROWS:
-                stager = _stage(stager, chunk, name, system, task, digest.hexdigest(), replace, uploaded_by_id,
-                                demo)
-                chunk = []
-        if chunk:
-            stager = _stage(stager, chunk, name, system, task, digest.hexdigest(), replace, uploaded_by_id, demo)
+        rows, stager = stream_jsonl(handle, name), None
+        while chunk := list(islice(rows, STAGE_ROWS)):
+            result.rows += len(chunk)
+            parsed = parse_prediction_rows(chunk, name, system, task, pred_key=stager.pred_key if stager else None)
+            stager = stager or PredictionStager(parsed.system, parsed.task, parsed.pred_key, name=name,
+                                                sha256=digest.hexdigest(), uploaded_by_id=uploaded_by_id,
+                                                replace=replace, demo=demo)
+            stager.add(parsed.rows)
         if stager is None:
             raise FileFormatError(name, "the file has no JSON lines")
         result.counts = asdict(stager.finish())
     return result
-
-
-def _stage(stager: PredictionStager | None, rows: list[Row], name: str, system: str, task: str, sha256: str,
-           replace: bool, uploaded_by_id: int | None, demo: bool) -> PredictionStager:
-    parsed = parse_prediction_rows(rows, name, system, task, pred_key=stager.pred_key if stager else None)
-    if stager is None:
-        stager = PredictionStager(parsed.system, parsed.task, parsed.pred_key, name=name, sha256=sha256,
-                                  uploaded_by_id=uploaded_by_id, replace=replace, demo=demo)
-    stager.add(parsed.rows)
-    return stager
 
 
 def import_rows(
