@@ -4,9 +4,9 @@ Reading the document is the cost, so the policy chooses **who reads** each docum
 its answers still matter:
 
 1. **Calibration.** Every annotator first reads their calibration document(s) (the ones with the fewest
-   answers, then the fewest words; a large pool is split into groups of about five, each with its own:
-   calibration.py) and scores every answer on them. Their shared answers give each annotator's noise and
-   signal (reliability.py).
+   answers, then the fewest words; a pool of ten or more splits into groups of at least five, each with
+   its own: calibration.py) and scores every answer on them. Their shared answers give each annotator's
+   noise and signal (reliability.py).
 2. **Guard at the start.** Until every listed annotator has been given the calibration documents (or the
    owner's start window has passed), nobody is given more than one document beyond them: one fast
    annotator cannot spend the budget before the others have started.

@@ -78,11 +78,8 @@ def csv_value_chunks(rows: Iterable[tuple[Any, ...]], fields: tuple[str, ...] = 
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(fields)
-    formula, cell = _FORMULA_FIRST, _csv_cell
     for row in rows:
-        # Text and whole numbers, most cells, inline; the rest (and a formula's prefix) through _csv_cell.
-        writer.writerow([(value if value[:1] not in formula else cell(value)) if (kind := value.__class__) is str
-                         else (str(value) if kind is int else cell(value)) for value in row])
+        writer.writerow([_csv_cell(value) for value in row])
         if buffer.tell() >= CHUNK_CHARS:
             yield buffer.getvalue()
             buffer.seek(0)
