@@ -195,8 +195,7 @@ def adaptive_decision(world: World, state: AdaptiveState, annotator: int, design
     _, estimates, status = state.cached
     if status.settled:
         return policy.Decision(None, "settled")
-    groups = policy.calibration_groups(documents, design.calibration, len(world.annotators))
-    waiting = not all(policy.is_calibrated(a, groups, state.given) for a in world.annotators)
+    waiting = bool(policy.not_calibrated(world.annotators, documents, design.calibration, state.given))
     design = dataclasses.replace(design, waiting_for_others=waiting)  # the start guard, as design_of works it out
     situation = policy.Situation(annotator, tuple(world.annotators), documents,
                                  {d: frozenset(p) for d, p in state.given.items()}, candidates, state.ratings,

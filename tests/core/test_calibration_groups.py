@@ -65,3 +65,12 @@ def test_another_groups_calibration_document_is_never_given_as_a_study_document(
     for me in annotators:
         decision = decide(_situation(me, annotators, given), status, Rules(), Design(readings=40), random.Random(0))
         assert decision.choice is None or decision.choice.document not in (5, 6)
+
+
+def test_the_start_guard_waits_for_those_not_given_their_own_group_s_documents():
+    from app.core.allocation import not_calibrated
+
+    annotators = list(range(1, 11))
+    given = {6: {1, 2, 3, 4, 5}, 5: {6, 7, 8}}  # 9 and 10 have not started; group 1 has room for them
+    assert not_calibrated(annotators, DOCS, 1, given) == [9, 10]
+    assert not_calibrated(annotators[:9], DOCS, 1, given) == [6, 7, 8, 9]  # nine: one group, on document 6

@@ -22,7 +22,7 @@ from app.core.allocation.policy import (
     Situation,
     decide,
 )
-from app.core.allocation.calibration import calibration_documents, calibration_groups, is_calibrated
+from app.core.allocation.calibration import calibration_documents, calibration_groups, is_calibrated, not_calibrated
 from app.core.allocation.reliability import Reliability, reliabilities, typical_noise, weights
 from app.core.allocation.sharing import reading_load, share_documents
 from app.core.allocation.status import (
@@ -41,5 +41,5 @@ __all__ = [
     "EXHAUSTED", "FILLERS", "NOT_NEEDED", "OPEN", "READ_AGAIN_COST", "SEPARATED", "TIED", "WAIT",
     "Candidate", "Choice", "Decision", "Design", "Document", "PairState", "Reliability", "Rules", "Situation",
     "Status", "additive_effects", "calibration_documents", "calibration_groups", "cell_means", "decide",
-    "is_calibrated", "reading_load", "reliabilities", "share_documents", "study_status", "typical_noise", "weights",
+    "is_calibrated", "not_calibrated", "reading_load", "reliabilities", "share_documents", "study_status", "typical_noise", "weights",
 ]

@@ -63,5 +63,12 @@ def is_calibrated(annotator: int, groups: Sequence[Sequence[int]],
     return all(annotator in given.get(d, ()) for d in groups[group_of(annotator, groups, given)])
 
 
+def not_calibrated(annotators: Sequence[int], documents: Sequence[_Document], per_annotator: int,
+                   given: Mapping[int, frozenset[int] | set[int]]) -> list[int]:
+    """Who has not been given every calibration document of their group yet (the start guard waits for them)."""
+    groups = calibration_groups(documents, per_annotator, len(annotators))
+    return [a for a in annotators if not is_calibrated(a, groups, given)]
+
+
 def all_documents(groups: Sequence[Sequence[int]]) -> set[int]:
     return {d for group in groups for d in group}

@@ -168,8 +168,7 @@ def design_of(study: Study, documents, given: dict[int, frozenset[int]], readers
     calibration = study.calibration_documents or policy.policy.DEFAULT_CALIBRATION
     waiting = False
     if not study.everyone_may_score or study.start_window_hours is not None:
-        groups = policy.calibration_groups(documents, calibration, len(readers))
-        behind = [a for a in readers if not policy.is_calibrated(a, groups, given)]
+        behind = policy.not_calibrated(readers, documents, calibration, given)
         started = db.session.scalar(select(func.min(StudyAllocation.created_at))
                                     .where(StudyAllocation.study_id == study.id))
         window_over = (study.start_window_hours is not None and started is not None
